@@ -1,0 +1,173 @@
+//! The memory block: greedy selection under `k` facts and `B` characters, in
+//! the format of Appendix C:
+//!
+//! ```text
+//! [Relevant memory]
+//! - (2025-06-11, to Alex Rivera) The standup with Alex Rivera is moved to room 16C.
+//! ```
+//!
+//! Each line carries the date of the fact's source observation and its
+//! participants. Facts are taken in score order until `k` facts are taken or
+//! the next line would overflow `B` (the paper's rule: selection stops when
+//! either limit binds). `B` counts characters (Unicode scalar values) of the
+//! whole block, header and newlines included. An empty selection is an empty
+//! block, not a bare header.
+
+use serde::Serialize;
+
+use crate::fact::{FactBody, FactId};
+use crate::rank::Scored;
+
+/// The block's first line.
+pub const HEADER: &str = "[Relevant memory]";
+
+/// The smallest budget accepted: the header and one short line.
+pub const MIN_BUDGET: usize = 64;
+
+/// One selected fact.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BlockLine {
+    /// The fact.
+    pub fact: FactId,
+    /// Its score.
+    pub score: f32,
+    /// Its formatted line (no trailing newline).
+    pub line: String,
+}
+
+/// A memory block.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Block {
+    /// The block as it goes into the prompt; empty when nothing was selected.
+    pub text: String,
+    /// The selected facts, in block order.
+    pub lines: Vec<BlockLine>,
+}
+
+impl Block {
+    /// Whether nothing was selected (the request abstains or nothing matched).
+    pub fn is_empty(&self) -> bool {
+        self.lines.is_empty()
+    }
+
+    /// Length of the block in characters.
+    pub fn chars(&self) -> usize {
+        self.text.chars().count()
+    }
+}
+
+/// Formats one fact as a block line. Whitespace runs in the text (newlines
+/// included) become single spaces, so a fact is always one line.
+pub fn format_line(body: &FactBody) -> String {
+    let mut line = String::with_capacity(body.text.len() + 40);
+    line.push_str("- (");
+    body.stated_at.write_date(&mut line);
+    for (i, p) in body.participants.iter().enumerate() {
+        line.push_str(if i == 0 { ", to " } else { ", " });
+        line.push_str(p);
+    }
+    line.push_str(") ");
+    for (i, word) in body.text.split_whitespace().enumerate() {
+        if i > 0 {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    line
+}
+
+/// Greedy selection in score order under `k` facts and `budget` characters.
+pub fn select(shortlist: &[Scored], k: usize, budget: usize) -> Block {
+    let mut block = Block::default();
+    let mut used = HEADER.chars().count();
+    for s in shortlist {
+        if block.lines.len() >= k {
+            break;
+        }
+        let line = format_line(&s.body);
+        let cost = 1 + line.chars().count();
+        if used + cost > budget {
+            break;
+        }
+        used += cost;
+        block.lines.push(BlockLine {
+            fact: s.fact,
+            score: s.score,
+            line,
+        });
+    }
+    if !block.lines.is_empty() {
+        block.text.reserve(used);
+        block.text.push_str(HEADER);
+        for l in &block.lines {
+            block.text.push('\n');
+            block.text.push_str(&l.line);
+        }
+    }
+    block
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::time::WallTime;
+
+    fn scored(id: u64, text: &str, participants: &[&str], score: f32) -> Scored {
+        Scored {
+            fact: FactId(id),
+            score,
+            body: Arc::new(FactBody {
+                id: FactId(id),
+                text: text.into(),
+                entities: Box::new([]),
+                participants: participants.iter().map(|p| Arc::from(*p)).collect(),
+                key: None,
+                value: None,
+                stated_at: WallTime::parse("2025-06-11T15:00:00Z").unwrap(),
+                source: None,
+            }),
+        }
+    }
+
+    #[test]
+    fn appendix_c_format() {
+        let s = scored(
+            1,
+            "The standup with Alex Rivera is moved to room 16C.",
+            &["Alex Rivera"],
+            1.0,
+        );
+        assert_eq!(
+            format_line(&s.body),
+            "- (2025-06-11, to Alex Rivera) The standup with Alex Rivera is moved to room 16C."
+        );
+        let s = scored(2, "two\nlines\t here", &[], 1.0);
+        assert_eq!(format_line(&s.body), "- (2025-06-11) two lines here");
+        let s = scored(3, "group", &["Ann", "Bo"], 1.0);
+        assert_eq!(format_line(&s.body), "- (2025-06-11, to Ann, Bo) group");
+    }
+
+    #[test]
+    fn greedy_selection_stops_when_k_or_budget_binds() {
+        let list: Vec<Scored> = (0..5)
+            .map(|i| scored(i, &format!("fact number {i}"), &[], 5.0 - i as f32))
+            .collect();
+        let b = select(&list, 3, 800);
+        assert_eq!(
+            b.lines.iter().map(|l| l.fact.0).collect::<Vec<_>>(),
+            [0, 1, 2]
+        );
+        assert_eq!(b.text.lines().count(), 4);
+        assert_eq!(b.text.lines().next(), Some(HEADER));
+        // Each line is "- (2025-06-11) fact number i" = 28 chars, +1 newline.
+        let budget = HEADER.len() + 2 * 29;
+        let b = select(&list, 6, budget);
+        assert_eq!(b.lines.len(), 2);
+        assert_eq!(b.chars(), budget);
+        let b = select(&list, 6, budget - 1);
+        assert_eq!(b.lines.len(), 1);
+        assert!(select(&[], 6, 800).text.is_empty());
+    }
+}

@@ -1,0 +1,137 @@
+//! The library's error type. Every message says what was wrong with the input
+//! and what the caller can do about it; the binary wraps these in `anyhow`.
+
+use crate::fact::FactId;
+
+/// Errors returned by `pfm`'s public API.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// An observation's text was empty or only whitespace.
+    #[error("observation text is empty: send the message text you want remembered")]
+    EmptyText,
+
+    /// An observation's text is longer than the store accepts.
+    #[error(
+        "observation text is {len} bytes, over the {max}-byte limit: split it into several observations"
+    )]
+    TextTooLong {
+        /// Length of the rejected text in bytes.
+        len: usize,
+        /// The limit in bytes.
+        max: usize,
+    },
+
+    /// A text contained a control character other than tab or newline.
+    #[error(
+        "{field} contains control character U+{codepoint:04X} at byte {position}: remove it or replace it with a space"
+    )]
+    ControlCharacter {
+        /// Which input held it (`text`, `participant`, `entity`, `context`).
+        field: &'static str,
+        /// The offending code point.
+        codepoint: u32,
+        /// Its byte offset.
+        position: usize,
+    },
+
+    /// A participant, entity or key part was empty after trimming.
+    #[error("{field} is empty: name it, or leave it out")]
+    EmptyName {
+        /// Which input was empty (`participant`, `entity`, `key entity`, `key slot`).
+        field: &'static str,
+    },
+
+    /// A request asked for zero facts.
+    #[error("k = 0 asks for no facts: use k >= 1 (the default is 6)")]
+    ZeroK,
+
+    /// A request's character budget cannot hold the block header and one line.
+    #[error(
+        "budget of {budget} characters cannot hold the block header and one fact line: use at least {min} (the default is 800)"
+    )]
+    BudgetTooSmall {
+        /// The requested budget.
+        budget: usize,
+        /// The smallest budget accepted.
+        min: usize,
+    },
+
+    /// A time string did not parse.
+    #[error("time {input:?} does not parse: {reason}")]
+    InvalidTime {
+        /// The rejected input.
+        input: String,
+        /// Why, and which forms are accepted.
+        reason: String,
+    },
+
+    /// No fact with this id exists (it may have been erased).
+    #[error("no fact with id {0} in this store (it may have been erased)")]
+    UnknownFact(FactId),
+
+    /// A validity-agnostic ranker was asked for, but the store keeps no
+    /// history index.
+    #[error(
+        "this ranker reads superseded facts, but the store keeps no history index: set MemoryConfig::history_index = true"
+    )]
+    NoHistoryIndex,
+
+    /// A configuration value is out of range.
+    #[error("invalid configuration: {0}")]
+    InvalidConfig(String),
+
+    /// A corpus or query file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+
+    /// A line of a JSONL file is not the expected JSON.
+    #[error("{path}:{line}: {message}")]
+    Jsonl {
+        /// The file.
+        path: String,
+        /// 1-based line number.
+        line: usize,
+        /// What was wrong.
+        message: String,
+    },
+}
+
+/// Shorthand for results with [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Rejects control characters other than tab and newline.
+pub(crate) fn check_no_control(field: &'static str, s: &str) -> Result<()> {
+    match s
+        .char_indices()
+        .find(|&(_, c)| c.is_control() && c != '\t' && c != '\n')
+    {
+        Some((position, c)) => Err(Error::ControlCharacter {
+            field,
+            codepoint: c as u32,
+            position,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Checks a name (participant, entity, key part): non-empty, no control characters.
+pub(crate) fn check_name(field: &'static str, s: &str) -> Result<()> {
+    if s.trim().is_empty() {
+        return Err(Error::EmptyName { field });
+    }
+    check_no_control(field, s)?;
+    if s.contains('\n') || s.contains('\t') {
+        return Err(Error::ControlCharacter {
+            field,
+            codepoint: if s.contains('\n') { 0x0A } else { 0x09 },
+            position: s.find(['\n', '\t']).unwrap_or(0),
+        });
+    }
+    Ok(())
+}

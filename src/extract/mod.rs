@@ -1,0 +1,319 @@
+//! The rule extractor: turns an observation's text into entities and, when the
+//! sentence states a known slot, a key and a value.
+//!
+//! The rule (PFM paper, Section 4): a key is assigned when the sentence names a
+//! gazetteer entity, a slot noun, and a value of that slot's type. Everything
+//! the rule knows about slots is the table in [`slots`]; entities come from the
+//! store's [`Gazetteer`]. Callers with structured data pass a key directly and
+//! skip this module.
+
+pub mod gazetteer;
+pub mod slots;
+
+use std::sync::{Arc, LazyLock};
+
+pub use gazetteer::{EntityKind, Gazetteer, Mention};
+pub use slots::{CANCELLED, SLOTS, SlotSpec, ValueType};
+
+use crate::config::KeyGranularity;
+use crate::fact::Key;
+use crate::text;
+
+/// A slot statement found in a sentence.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyedValue {
+    /// The key the statement updates.
+    pub key: Key,
+    /// The stated value, normalized (`cancelled` for a cancellation).
+    pub value: String,
+    /// The slot's row in the table.
+    pub slot: &'static SlotSpec,
+}
+
+/// What the extractor found in one observation.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Extraction {
+    /// Entities named in the text (canonical, sorted, unique).
+    pub entities: Vec<Arc<str>>,
+    /// The slot statement, if the sentence makes one.
+    pub keyed: Option<KeyedValue>,
+}
+
+/// The rule extractor.
+#[derive(Clone, Debug, Default)]
+pub struct Extractor {
+    /// Key granularity: `(entity, slot)` or `(entity, slot, noun)`.
+    pub granularity: KeyGranularity,
+}
+
+/// Each noun of each slot as (slot index, noun, noun tokens).
+static NOUNS: LazyLock<Vec<(usize, &'static str, Vec<&'static str>)>> = LazyLock::new(|| {
+    SLOTS
+        .iter()
+        .enumerate()
+        .flat_map(|(i, s)| {
+            s.nouns
+                .iter()
+                .map(move |n| (i, *n, text::tokens(n).collect()))
+        })
+        .collect()
+});
+
+impl Extractor {
+    /// Extracts from `normalized` text (see [`text::normalize`]).
+    ///
+    /// `participants` (canonical names) resolve partial mentions; `is_active`
+    /// says whether a key currently has an active value, which decides where a
+    /// cancellation of a meeting goes (its time or its room).
+    pub fn extract(
+        &self,
+        normalized: &str,
+        gazetteer: &Gazetteer,
+        participants: &[Arc<str>],
+        is_active: impl Fn(&Key) -> bool,
+    ) -> Extraction {
+        let spans: Vec<(usize, &str)> = text::tokens(normalized)
+            .map(|t| (t.as_ptr() as usize - normalized.as_ptr() as usize, t))
+            .collect();
+        let toks: Vec<&str> = spans.iter().map(|(_, t)| *t).collect();
+        let token_at = |byte: usize| {
+            spans
+                .iter()
+                .position(|(s, _)| *s >= byte)
+                .unwrap_or(spans.len())
+        };
+
+        let mentions = gazetteer.mentions(&toks, participants);
+        let mut entities: Vec<Arc<str>> = mentions.iter().map(|m| m.entity.clone()).collect();
+        entities.sort();
+        entities.dedup();
+
+        let nouns: Vec<(usize, &'static str, usize)> = NOUNS
+            .iter()
+            .flat_map(|(slot, noun, ntoks)| {
+                toks.windows(ntoks.len())
+                    .enumerate()
+                    .filter(move |(_, w)| w == ntoks)
+                    .map(move |(pos, _)| (*slot, *noun, pos))
+            })
+            .collect();
+        if nouns.is_empty() {
+            return Extraction {
+                entities,
+                keyed: None,
+            };
+        }
+
+        let cancel = slots::find_cancellation(normalized).map(token_at);
+        let values: Vec<(ValueType, usize, &str)> = slots::find_values(normalized)
+            .into_iter()
+            .map(|v| (v.ty, token_at(v.start), &normalized[v.start..v.end]))
+            .collect();
+
+        // Best (slot, noun, noun position, value) by distance from noun to value;
+        // a value after its noun beats one before it; ties go to table order.
+        let mut best: Option<(usize, usize, &'static str, usize, String)> = None;
+        for &(slot_idx, noun, pos) in &nouns {
+            let slot = &SLOTS[slot_idx];
+            let candidate = if let Some(c) = cancel {
+                Some((distance(pos, c, toks.len()), CANCELLED.to_owned()))
+            } else {
+                values
+                    .iter()
+                    .filter(|(ty, _, _)| *ty == slot.value)
+                    .map(|(_, at, v)| (distance(pos, *at, toks.len()), (*v).to_owned()))
+                    .min_by_key(|(d, _)| *d)
+            };
+            let Some((dist, value)) = candidate else {
+                continue;
+            };
+            let better = match &best {
+                None => true,
+                Some((d, s, ..)) => (dist, slot_idx) < (*d, *s),
+            };
+            if better {
+                best = Some((dist, slot_idx, noun, pos, value));
+            }
+        }
+        let Some((_, mut slot_idx, noun, pos, value)) = best else {
+            return Extraction {
+                entities,
+                keyed: None,
+            };
+        };
+
+        let owner = mentions
+            .iter()
+            .filter(|m| m.kind.can_own(SLOTS[slot_idx].subject))
+            .min_by_key(|m| (m.start.abs_diff(pos), m.start));
+        let Some(owner) = owner else {
+            return Extraction {
+                entities,
+                keyed: None,
+            };
+        };
+        let make_key = |slot_idx: usize| {
+            let key = Key {
+                entity: owner.entity.clone(),
+                slot: SLOTS[slot_idx].name.into(),
+                qualifier: None,
+            };
+            match self.granularity {
+                KeyGranularity::EntitySlot => key,
+                KeyGranularity::EntitySlotNoun => Key {
+                    qualifier: Some(noun.into()),
+                    ..key
+                },
+            }
+        };
+        if value == CANCELLED {
+            // A cancelled meeting names only its noun, which the time and room
+            // slots share: cancel the one that currently holds a value.
+            if let Some(active) = nouns
+                .iter()
+                .filter(|(_, n, _)| *n == noun)
+                .map(|(s, _, _)| *s)
+                .find(|s| is_active(&make_key(*s)))
+            {
+                slot_idx = active;
+            }
+        }
+        Extraction {
+            entities,
+            keyed: Some(KeyedValue {
+                key: make_key(slot_idx),
+                value,
+                slot: &SLOTS[slot_idx],
+            }),
+        }
+    }
+}
+
+/// Token distance from a noun to a value; values after the noun come first.
+fn distance(noun: usize, value: usize, len: usize) -> usize {
+    if value >= noun {
+        value - noun
+    } else {
+        len + (noun - value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::text::normalize;
+
+    fn gazetteer() -> Gazetteer {
+        let mut g = Gazetteer::default();
+        g.register("Alex Rivera", EntityKind::Person);
+        g.register("Alex Chen", EntityKind::Person);
+        g.register("Priya Natarajan", EntityKind::Person);
+        g.register("Halcyon", EntityKind::Project);
+        g
+    }
+
+    fn key_of(s: &str) -> Option<(String, String)> {
+        let e = Extractor::default().extract(&normalize(s), &gazetteer(), &[], |_| false);
+        e.keyed.map(|k| (k.key.to_string(), k.value))
+    }
+
+    #[test]
+    fn covers_the_six_slots() {
+        let cases = [
+            (
+                "The standup with Alex Rivera is moved to 10:45 AM.",
+                "alex rivera/meeting_time",
+                "10:45am",
+            ),
+            (
+                "Alex Chen sync is rescheduled to room 4B.",
+                "alex chen/room",
+                "room 4b",
+            ),
+            (
+                "The Halcyon deadline moved to December 3.",
+                "halcyon/deadline",
+                "dec 3",
+            ),
+            (
+                "New cutover date for Halcyon: Jan 14.",
+                "halcyon/launch_date",
+                "jan 14",
+            ),
+            (
+                "Priya Natarajan's day rate is now $1,150.",
+                "priya natarajan/day_rate",
+                "$1150",
+            ),
+            (
+                "The budget cap for Halcyon is 45,000 EUR.",
+                "halcyon/budget_cap",
+                "45000 eur",
+            ),
+        ];
+        for (text, key, value) in cases {
+            assert_eq!(
+                key_of(text),
+                Some((key.to_owned(), value.to_owned())),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn needs_entity_noun_and_typed_value() {
+        assert_eq!(
+            key_of("The standup is moved to 10:45am."),
+            None,
+            "no entity"
+        );
+        assert_eq!(key_of("Alex Rivera is at 10:45am."), None, "no slot noun");
+        assert_eq!(
+            key_of("The standup with Alex Rivera is moved."),
+            None,
+            "no value"
+        );
+        assert_eq!(
+            key_of("The Halcyon deadline is 10:45am."),
+            None,
+            "wrong value type"
+        );
+        assert_eq!(
+            key_of("The standup with Halcyon is at 9am."),
+            None,
+            "projects own no meetings"
+        );
+    }
+
+    #[test]
+    fn cancellation_goes_to_the_active_slot() {
+        let text = normalize("The standup with Alex Rivera is cancelled.");
+        let g = gazetteer();
+        let ex = Extractor::default();
+        let k = ex.extract(&text, &g, &[], |_| false).keyed.unwrap();
+        assert_eq!(
+            (k.key.to_string(), k.value.as_str()),
+            ("alex rivera/meeting_time".into(), CANCELLED)
+        );
+        let k = ex
+            .extract(&text, &g, &[], |k| &*k.slot == "room")
+            .keyed
+            .unwrap();
+        assert_eq!(k.key.to_string(), "alex rivera/room");
+    }
+
+    #[test]
+    fn first_names_resolve_through_participants_and_noun_granularity() {
+        let g = gazetteer();
+        let text = normalize("Alex standup is now at 9:30am");
+        let ex = Extractor {
+            granularity: KeyGranularity::EntitySlotNoun,
+        };
+        assert!(ex.extract(&text, &g, &[], |_| false).keyed.is_none());
+        let k = ex
+            .extract(&text, &g, &["alex chen".into()], |_| false)
+            .keyed
+            .unwrap();
+        assert_eq!(k.key.to_string(), "alex chen/meeting_time/standup");
+    }
+}

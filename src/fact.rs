@@ -1,0 +1,308 @@
+//! Facts (Definition 1 of the PFM paper) and the version graph they form.
+//!
+//! A fact is split in two:
+//! - [`FactBody`]: what was said — text, entities, participants, key, value,
+//!   when it was said. Immutable once created and shared (`Arc`) between the
+//!   ledger and every index version that lists the fact, so publishing a
+//!   version never copies text.
+//! - [`FactState`]: what the store did with it — status, activity intervals,
+//!   last observation, support, usage, and the `supersedes` edges of the
+//!   version graph. Owned by the ledger, mutated only by the single writer.
+//!
+//! The version graph is shaped for the typed operations of the P-Mem paper
+//! (accept, contest, reject, revoke with rollback, resolve): statuses already
+//! include `Contested`, `Contradicted` and `Revoked`, a fact's activity is a
+//! *list* of intervals so that a rollback can reopen a displaced value, and
+//! `supersedes` / `superseded_by` point strictly backward / forward in a key's
+//! chain so a retraction is a walk, not a re-derivation.
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Result, check_name};
+use crate::text;
+use crate::time::WallTime;
+
+/// Commit sequence number: the ledger's transaction time. Every commit that
+/// changes the store gets the next one; intervals are half-open in it.
+pub type Seq = u64;
+
+/// Identifies a fact for its whole life (history included). Never reused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct FactId(pub u64);
+
+impl fmt::Display for FactId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "f{}", self.0)
+    }
+}
+
+/// The canonical form of a name (entity or participant) used for matching:
+/// normalized tokens joined by single spaces (`"Alex  Rivera"` → `"alex rivera"`).
+pub fn name_key(name: &str) -> String {
+    let norm = text::normalize(name);
+    let mut out = String::with_capacity(norm.len());
+    for tok in text::tokens(&norm) {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(tok);
+    }
+    out
+}
+
+/// A key naming a mutable slot: `(entity, slot)` or, at finer granularity,
+/// `(entity, slot, qualifier)` where the qualifier is the slot noun
+/// (`standup` vs `sync`). Parts are stored in canonical form ([`name_key`]).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Key {
+    /// The entity the slot belongs to (a person or a project).
+    pub entity: Arc<str>,
+    /// The slot's name (`meeting_time`, `room`, `deadline`, …).
+    pub slot: Arc<str>,
+    /// Optional finer qualifier, usually the slot noun.
+    pub qualifier: Option<Arc<str>>,
+}
+
+impl Key {
+    /// A key at `(entity, slot)` granularity. Rejects empty parts.
+    pub fn new(entity: &str, slot: &str) -> Result<Key> {
+        check_name("key entity", entity)?;
+        check_name("key slot", slot)?;
+        let entity = name_key(entity);
+        let slot = name_key(slot);
+        if entity.is_empty() {
+            return Err(crate::Error::EmptyName {
+                field: "key entity",
+            });
+        }
+        if slot.is_empty() {
+            return Err(crate::Error::EmptyName { field: "key slot" });
+        }
+        Ok(Key {
+            entity: entity.into(),
+            slot: slot.into(),
+            qualifier: None,
+        })
+    }
+
+    /// The same key refined by a qualifier (`(entity, slot, noun)`).
+    pub fn with_qualifier(mut self, qualifier: &str) -> Result<Key> {
+        check_name("key qualifier", qualifier)?;
+        self.qualifier = Some(name_key(qualifier).into());
+        Ok(self)
+    }
+}
+
+impl fmt::Display for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.entity, self.slot)?;
+        if let Some(q) = &self.qualifier {
+            write!(f, "/{q}")?;
+        }
+        Ok(())
+    }
+}
+
+/// What was said: the immutable content of a fact.
+#[derive(Debug, Serialize)]
+pub struct FactBody {
+    /// Stable identity.
+    pub id: FactId,
+    /// Prompt-ready text `z_f`, as observed.
+    pub text: Box<str>,
+    /// Normalized entities `E_f` ([`name_key`] form), sorted, unique.
+    pub entities: Box<[Arc<str>]>,
+    /// Participants `P_f` of the source observation, in display form.
+    pub participants: Box<[Arc<str>]>,
+    /// The slot key `κ_f`, if the fact states a mutable slot.
+    pub key: Option<Key>,
+    /// The slot value in normalized form (keyed facts only).
+    pub value: Option<Box<str>>,
+    /// When the source observation was made (event time); the block's date.
+    pub stated_at: WallTime,
+    /// Caller-supplied provenance (a message id), if any.
+    pub source: Option<Box<str>>,
+}
+
+impl FactBody {
+    /// The canonical ([`name_key`]) forms of the participants.
+    pub fn participant_keys(&self) -> impl Iterator<Item = String> + '_ {
+        self.participants.iter().map(|p| name_key(p))
+    }
+}
+
+/// Where a fact stands in its key's version graph.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Status {
+    /// The current value (or a keyless fact in force).
+    Active,
+    /// Current but disputed by an alternative (P-Mem `contest`).
+    Contested,
+    /// Displaced by a newer value of its key; kept as history.
+    Superseded,
+    /// Judged wrong (P-Mem `reject` / `resolve`); kept as history.
+    Contradicted,
+    /// Retracted (P-Mem `revoke`); kept as history behind a tombstone.
+    Revoked,
+    /// Retired by retention pruning; kept as history.
+    Pruned,
+}
+
+impl Status {
+    /// Whether facts with this status are in the active view (and the index).
+    pub fn is_current(self) -> bool {
+        matches!(self, Status::Active | Status::Contested)
+    }
+}
+
+/// A half-open activity interval `[from, to)` in commit sequence, with the
+/// wall-clock commit times of both ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Interval {
+    /// Commit that opened the interval.
+    pub from: Seq,
+    /// Wall time of that commit.
+    pub from_time: WallTime,
+    /// Commit that closed it, and its wall time; `None` while open (`b_f = ∞`).
+    pub to: Option<(Seq, WallTime)>,
+}
+
+impl Interval {
+    /// Whether commit `seq` lies inside the interval.
+    pub fn contains_seq(&self, seq: Seq) -> bool {
+        self.from <= seq && self.to.is_none_or(|(to, _)| seq < to)
+    }
+
+    /// Whether wall time `t` lies inside the interval.
+    pub fn contains_time(&self, t: WallTime) -> bool {
+        self.from_time <= t && self.to.is_none_or(|(_, to)| t < to)
+    }
+}
+
+/// A decayed usage count: `value · 2^-(t - at)/half_life` at time `t`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Usage {
+    /// The count at `at`.
+    pub value: f64,
+    /// When `value` was last brought up to date.
+    pub at: WallTime,
+}
+
+impl Usage {
+    /// The decayed count at `t` for the given half-life in days.
+    pub fn at(&self, t: WallTime, half_life_days: f64) -> f64 {
+        if self.value == 0.0 {
+            return 0.0;
+        }
+        let age = t.days_since(self.at).max(0.0);
+        self.value * (-age / half_life_days).exp2()
+    }
+
+    /// One more use at `t`.
+    pub fn record(&mut self, t: WallTime, half_life_days: f64) {
+        let t = t.max(self.at);
+        self.value = self.at(t, half_life_days) + 1.0;
+        self.at = t;
+    }
+}
+
+/// What the store did with a fact: the mutable part of Definition 1.
+#[derive(Clone, Debug, Serialize)]
+pub struct FactState {
+    /// Position in the version graph.
+    pub status: Status,
+    /// Activity intervals, oldest first; the last is open iff the fact is
+    /// current. Empty for a fact that entered as history (a late arrival
+    /// under event-time ordering was never active).
+    pub intervals: Vec<Interval>,
+    /// `s_f`: when the fact was last observed (event time of the latest
+    /// observation that stated or restated it).
+    pub last_observed: WallTime,
+    /// How many observations stated this fact (1 + re-observations + absorptions).
+    pub support: u32,
+    /// Decayed count of times the fact was served.
+    pub usage: Usage,
+    /// The older version of the same key this fact displaced (points strictly
+    /// backward in the chain's order, so the chain is acyclic).
+    pub supersedes: Option<FactId>,
+    /// The newer version that displaced this one.
+    pub superseded_by: Option<FactId>,
+}
+
+impl FactState {
+    /// Whether the fact is in the active view now.
+    pub fn is_current(&self) -> bool {
+        self.status.is_current()
+    }
+
+    /// Whether the fact was active just after commit `seq`.
+    pub fn active_at_seq(&self, seq: Seq) -> bool {
+        self.intervals.iter().any(|i| i.contains_seq(seq))
+    }
+
+    /// Whether the fact was active at wall time `t` (transaction time).
+    pub fn active_at_time(&self, t: WallTime) -> bool {
+        self.intervals.iter().any(|i| i.contains_time(t))
+    }
+}
+
+/// A fact as the ledger holds it: body and state.
+#[derive(Clone, Debug, Serialize)]
+pub struct Fact {
+    /// Immutable content, shared with index versions.
+    pub body: Arc<FactBody>,
+    /// Mutable metadata.
+    pub state: FactState,
+}
+
+impl Fact {
+    /// The fact's id.
+    pub fn id(&self) -> FactId {
+        self.body.id
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_canonical_and_reject_empty_parts() {
+        let k = Key::new("  Alex   Rivera ", "Meeting_Time").unwrap();
+        assert_eq!(&*k.entity, "alex rivera");
+        assert_eq!(&*k.slot, "meeting_time");
+        assert_eq!(k.to_string(), "alex rivera/meeting_time");
+        assert!(Key::new("", "room").is_err());
+        assert!(Key::new("alex", "  ").is_err());
+        assert!(Key::new("...", "room").is_err());
+    }
+
+    #[test]
+    fn intervals_are_half_open() {
+        let i = Interval {
+            from: 3,
+            from_time: WallTime::from_secs(30),
+            to: Some((5, WallTime::from_secs(50))),
+        };
+        assert!(!i.contains_seq(2) && i.contains_seq(3) && i.contains_seq(4) && !i.contains_seq(5));
+        assert!(
+            i.contains_time(WallTime::from_secs(49)) && !i.contains_time(WallTime::from_secs(50))
+        );
+    }
+
+    #[test]
+    fn usage_decays_by_half_life() {
+        let mut u = Usage::default();
+        let t0 = WallTime::from_secs(0);
+        u.record(t0, 14.0);
+        u.record(t0, 14.0);
+        let later = t0.plus_millis(14 * crate::time::DAY_MS);
+        assert!((u.at(later, 14.0) - 1.0).abs() < 1e-12);
+    }
+}

@@ -1,0 +1,71 @@
+//! The index: immutable [`IndexVersion`]s over the active facts (and, when
+//! configured, over every retained version), built copy-on-write.
+//!
+//! # Layout
+//! - [`segment`]: an immutable segment — postings over the three BM25F fields
+//!   (text, entities, participants), per-term presence counts, per-document
+//!   lengths, recency, usage and graph nodes.
+//! - [`deletes`]: the copy-on-write bitset of a segment's deleted documents.
+//! - [`corpus`]: the segments of one index with their deletions and the exact
+//!   statistics of the live documents (N, document frequencies, lengths).
+//! - [`writer`]: applies commits (one new segment per commit, deletions by
+//!   bitset) and merges segments by size tier, large merges in the background.
+//!
+//! A version also carries the memory graph and the gazetteer as they were at
+//! its commit, so retrieval is a pure function of one version.
+
+pub mod corpus;
+pub mod deletes;
+pub mod segment;
+pub mod writer;
+
+pub use corpus::{Corpus, SegmentView};
+pub use segment::{DocAttrs, DocInput, FIELDS, Posting, Segment};
+pub use writer::CorpusWriter;
+
+use crate::config::ScoreParams;
+use crate::extract::Gazetteer;
+use crate::fact::Seq;
+use crate::graph::Graph;
+use crate::time::WallTime;
+
+/// Everything retrieval reads, frozen at one commit.
+///
+/// # Invariants
+/// 1. `active` lists exactly the current facts of the ledger at commit `seq`
+///    (so at most one per key: Proposition 1 holds in every version).
+/// 2. `history`, when present, lists exactly the retained facts at `seq`.
+///
+/// Established by `Memory`'s commit path; checked by `tests/prop_ledger.rs`.
+#[derive(Clone, Debug)]
+pub struct IndexVersion {
+    /// The commit this version reflects.
+    pub seq: Seq,
+    /// Wall time of that commit.
+    pub committed_at: WallTime,
+    /// Index over the current facts.
+    pub active: Corpus,
+    /// Index over all retained facts (history included), if the store keeps one.
+    pub history: Option<Corpus>,
+    /// The memory graph.
+    pub graph: Graph,
+    /// The names the store knows.
+    pub gazetteer: Gazetteer,
+    /// The scoring parameters the segments were built with.
+    pub params: ScoreParams,
+}
+
+impl IndexVersion {
+    /// An empty version (before the first commit).
+    pub fn empty(params: ScoreParams, with_history: bool) -> Self {
+        IndexVersion {
+            seq: 0,
+            committed_at: WallTime::EPOCH,
+            active: Corpus::default(),
+            history: with_history.then(Corpus::default),
+            graph: Graph::default(),
+            gazetteer: Gazetteer::default(),
+            params,
+        }
+    }
+}

@@ -1,0 +1,487 @@
+//! An immutable index segment: the documents of some facts, their BM25F
+//! postings over three fields, per-term statistics, and the attributes the
+//! ranker multiplies in (recency, usage, graph nodes).
+//!
+//! # Invariants
+//! 1. Documents are sorted by `FactId`; a segment never holds two documents
+//!    of one fact.
+//! 2. Each term's postings are sorted by local document id.
+//! 3. `presence[t][p - 1]` counts the documents whose fields containing `t`
+//!    form the bit pattern `p` (bit 0 text, 1 entities, 2 participants), so a
+//!    ranker that uses any subset of fields gets its exact document frequency.
+//! 4. `rec[d] = 2^((s_d - rec_anchor) / T_rec)` with `rec_anchor` the latest
+//!    `s_d` in the segment, so `rec[d] ∈ (0, 1]` and the recency decay at
+//!    query time `t` is `rec[d] · 2^-((t - rec_anchor) / T_rec)`: one `exp2`
+//!    per segment and query instead of one per document. `use_lin` likewise.
+//!
+//! Built by [`Segment::build`]; checked by the unit tests below and by
+//! `tests/index.rs`, which compares every layout of segments with one segment.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use rustc_hash::FxHashMap;
+
+use super::deletes::DeleteSet;
+use crate::config::ScoreParams;
+use crate::fact::{FactBody, FactId, Usage, name_key};
+use crate::graph::NodeId;
+use crate::text;
+use crate::time::{DAY_MS, WallTime};
+
+/// Number of BM25F fields: text, entities, participants.
+pub const FIELDS: usize = 3;
+
+/// A posting: a document and the term's frequency in each field (saturating
+/// at 255, far above where BM25 saturates).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Posting {
+    /// Local document id.
+    pub doc: u32,
+    /// Term frequency per field.
+    pub tf: [u8; FIELDS],
+}
+
+/// Mutable per-document attributes the ranker reads, in absolute form.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DocAttrs {
+    /// `s_f`, the fact's last observation.
+    pub last_observed: WallTime,
+    /// The fact's decayed usage count.
+    pub usage: Usage,
+}
+
+/// What the index needs to list one fact.
+#[derive(Clone, Debug)]
+pub struct DocInput {
+    /// The fact's content (shared with the ledger).
+    pub body: Arc<FactBody>,
+    /// Its ranking attributes.
+    pub attrs: DocAttrs,
+    /// Graph nodes of its entities and participants.
+    pub nodes: Box<[NodeId]>,
+}
+
+/// Calls `f(term, tf_per_field)` once per distinct term of a fact, in term
+/// order, and returns the per-field token counts. Text is normalized and
+/// stop words are dropped; entity and participant names are tokenized from
+/// their canonical forms.
+pub fn for_each_term(body: &FactBody, mut f: impl FnMut(&str, [u8; FIELDS])) -> [u16; FIELDS] {
+    let norm = text::normalize(&body.text);
+    let participants: Vec<String> = body.participants.iter().map(|p| name_key(p)).collect();
+    let mut toks: Vec<(&str, usize)> = text::content_tokens(&norm).map(|t| (t, 0)).collect();
+    for e in body.entities.iter() {
+        toks.extend(text::tokens(e).map(|t| (t, 1)));
+    }
+    for p in &participants {
+        toks.extend(text::tokens(p).map(|t| (t, 2)));
+    }
+    let mut lens = [0u16; FIELDS];
+    for &(_, field) in &toks {
+        lens[field] = lens[field].saturating_add(1);
+    }
+    toks.sort_unstable();
+    let mut i = 0;
+    while i < toks.len() {
+        let term = toks[i].0;
+        let mut tf = [0u8; FIELDS];
+        while i < toks.len() && toks[i].0 == term {
+            tf[toks[i].1] = tf[toks[i].1].saturating_add(1);
+            i += 1;
+        }
+        f(term, tf);
+    }
+    lens
+}
+
+/// The field-presence pattern of a posting, in `1..=7`.
+#[inline]
+pub fn pattern(tf: [u8; FIELDS]) -> usize {
+    usize::from(tf[0] > 0) | usize::from(tf[1] > 0) << 1 | usize::from(tf[2] > 0) << 2
+}
+
+/// Document frequency from presence counts for the fields in `mask`.
+#[inline]
+pub fn df_for_mask(presence: &[u32; 7], mask: usize) -> u32 {
+    (1..=7)
+        .filter(|p| p & mask != 0)
+        .map(|p| presence[p - 1])
+        .sum()
+}
+
+static NEXT_SEGMENT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// An immutable segment.
+#[derive(Debug)]
+pub struct Segment {
+    /// Unique per process; merge bookkeeping refers to segments by it.
+    pub id: u64,
+    fact_ids: Vec<FactId>,
+    bodies: Vec<Arc<FactBody>>,
+    attrs: Vec<DocAttrs>,
+    /// Per-document token count per field.
+    lens: Vec<[u16; FIELDS]>,
+    /// Linear recency (invariant 4).
+    rec: Vec<f32>,
+    rec_anchor: WallTime,
+    /// Linear usage (invariant 4).
+    use_lin: Vec<f32>,
+    use_anchor: WallTime,
+    terms: FxHashMap<Box<str>, u32>,
+    term_ranges: Vec<(u32, u32)>,
+    presence: Vec<[u32; 7]>,
+    postings: Vec<Posting>,
+    node_ranges: FxHashMap<NodeId, (u32, u32)>,
+    node_postings: Vec<u32>,
+    doc_node_ranges: Vec<(u32, u32)>,
+    doc_nodes: Vec<NodeId>,
+    field_len_sums: [u64; FIELDS],
+}
+
+impl Segment {
+    /// Builds a segment from documents (any order; at most one per fact).
+    pub fn build(mut docs: Vec<DocInput>, params: &ScoreParams) -> Segment {
+        docs.sort_by_key(|d| d.body.id);
+        let n = docs.len();
+        let mut terms: FxHashMap<Box<str>, u32> = FxHashMap::default();
+        let mut lists: Vec<Vec<Posting>> = Vec::new();
+        let mut presence: Vec<[u32; 7]> = Vec::new();
+        let mut lens = Vec::with_capacity(n);
+        let mut field_len_sums = [0u64; FIELDS];
+        let mut node_lists: FxHashMap<NodeId, Vec<u32>> = FxHashMap::default();
+        let mut doc_node_ranges = Vec::with_capacity(n);
+        let mut doc_nodes = Vec::new();
+        for (d, doc) in docs.iter().enumerate() {
+            let d = d as u32;
+            let l = for_each_term(&doc.body, |term, tf| {
+                let tid = match terms.get(term) {
+                    Some(&t) => t,
+                    None => {
+                        let t = lists.len() as u32;
+                        terms.insert(term.into(), t);
+                        lists.push(Vec::new());
+                        presence.push([0; 7]);
+                        t
+                    }
+                };
+                lists[tid as usize].push(Posting { doc: d, tf });
+                presence[tid as usize][pattern(tf) - 1] += 1;
+            });
+            for (sum, l) in field_len_sums.iter_mut().zip(l) {
+                *sum += u64::from(l);
+            }
+            lens.push(l);
+            let start = doc_nodes.len() as u32;
+            for &node in doc.nodes.iter() {
+                doc_nodes.push(node);
+                node_lists.entry(node).or_default().push(d);
+            }
+            doc_node_ranges.push((start, doc.nodes.len() as u32));
+        }
+        let mut postings = Vec::with_capacity(lists.iter().map(Vec::len).sum());
+        let term_ranges = lists
+            .into_iter()
+            .map(|l| {
+                let start = postings.len() as u32;
+                postings.extend_from_slice(&l);
+                (start, l.len() as u32)
+            })
+            .collect();
+        let mut node_postings = Vec::new();
+        let node_ranges = node_lists
+            .into_iter()
+            .map(|(node, l)| {
+                let start = node_postings.len() as u32;
+                node_postings.extend_from_slice(&l);
+                (node, (start, l.len() as u32))
+            })
+            .collect();
+        let rec_anchor = docs
+            .iter()
+            .map(|d| d.attrs.last_observed)
+            .max()
+            .unwrap_or(WallTime::EPOCH);
+        let rec = docs
+            .iter()
+            .map(|d| {
+                half_lives(
+                    d.attrs.last_observed,
+                    rec_anchor,
+                    params.recency_half_life_days,
+                )
+                .exp2() as f32
+            })
+            .collect();
+        let use_anchor = docs
+            .iter()
+            .filter(|d| d.attrs.usage.value > 0.0)
+            .map(|d| d.attrs.usage.at)
+            .max()
+            .unwrap_or(WallTime::EPOCH);
+        let use_lin = docs
+            .iter()
+            .map(|d| {
+                let u = d.attrs.usage;
+                if u.value == 0.0 {
+                    0.0
+                } else {
+                    (u.value * half_lives(u.at, use_anchor, params.usage_half_life_days).exp2())
+                        as f32
+                }
+            })
+            .collect();
+        Segment {
+            id: NEXT_SEGMENT_ID.fetch_add(1, Ordering::Relaxed),
+            fact_ids: docs.iter().map(|d| d.body.id).collect(),
+            bodies: docs.iter().map(|d| d.body.clone()).collect(),
+            attrs: docs.iter().map(|d| d.attrs).collect(),
+            lens,
+            rec,
+            rec_anchor,
+            use_lin,
+            use_anchor,
+            terms,
+            term_ranges,
+            presence,
+            postings,
+            node_ranges,
+            node_postings,
+            doc_node_ranges,
+            doc_nodes,
+            field_len_sums,
+        }
+    }
+
+    /// Merges the live documents of several segments into one. Returns the
+    /// segment and, per source, each local document's new id (`u32::MAX` for
+    /// deleted ones).
+    pub fn merge(
+        sources: &[(&Segment, &DeleteSet)],
+        params: &ScoreParams,
+    ) -> (Segment, Vec<Vec<u32>>) {
+        let mut docs = Vec::new();
+        for (seg, deletes) in sources {
+            for d in 0..seg.len() as u32 {
+                if !deletes.contains(d) {
+                    docs.push(seg.doc_input(d));
+                }
+            }
+        }
+        let merged = Segment::build(docs, params);
+        let remaps = sources
+            .iter()
+            .map(|(seg, deletes)| {
+                (0..seg.len() as u32)
+                    .map(|d| {
+                        if deletes.contains(d) {
+                            u32::MAX
+                        } else {
+                            // Infallible: every live source document was added.
+                            merged
+                                .find(seg.fact_id(d))
+                                .expect("merged segment holds every live document")
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        (merged, remaps)
+    }
+
+    /// Number of documents (deleted ones included).
+    pub fn len(&self) -> usize {
+        self.fact_ids.len()
+    }
+
+    /// Whether the segment has no documents.
+    pub fn is_empty(&self) -> bool {
+        self.fact_ids.is_empty()
+    }
+
+    /// The fact of a local document.
+    #[inline]
+    pub fn fact_id(&self, doc: u32) -> FactId {
+        self.fact_ids[doc as usize]
+    }
+
+    /// The body of a local document.
+    #[inline]
+    pub fn body(&self, doc: u32) -> &Arc<FactBody> {
+        &self.bodies[doc as usize]
+    }
+
+    /// The local document of a fact, if the segment holds one.
+    pub fn find(&self, fact: FactId) -> Option<u32> {
+        self.fact_ids.binary_search(&fact).ok().map(|d| d as u32)
+    }
+
+    /// Rebuilds the input of a local document (for merges).
+    pub fn doc_input(&self, doc: u32) -> DocInput {
+        DocInput {
+            body: self.bodies[doc as usize].clone(),
+            attrs: self.attrs[doc as usize],
+            nodes: self.doc_nodes(doc).into(),
+        }
+    }
+
+    /// Token counts per field of a local document.
+    #[inline]
+    pub fn lens(&self, doc: u32) -> [u16; FIELDS] {
+        self.lens[doc as usize]
+    }
+
+    /// Linear recency of a local document and the segment's anchor (invariant 4).
+    #[inline]
+    pub fn rec(&self) -> (&[f32], WallTime) {
+        (&self.rec, self.rec_anchor)
+    }
+
+    /// Linear usage of the documents and the segment's anchor (invariant 4).
+    #[inline]
+    pub fn use_lin(&self) -> (&[f32], WallTime) {
+        (&self.use_lin, self.use_anchor)
+    }
+
+    /// The id of a term in this segment.
+    #[inline]
+    pub fn term(&self, term: &str) -> Option<u32> {
+        self.terms.get(term).copied()
+    }
+
+    /// Postings of a term id.
+    #[inline]
+    pub fn postings(&self, tid: u32) -> &[Posting] {
+        let (s, l) = self.term_ranges[tid as usize];
+        &self.postings[s as usize..(s + l) as usize]
+    }
+
+    /// Presence counts of a term id (invariant 3).
+    #[inline]
+    pub fn presence(&self, tid: u32) -> &[u32; 7] {
+        &self.presence[tid as usize]
+    }
+
+    /// Documents that name a graph node.
+    #[inline]
+    pub fn node_postings(&self, node: NodeId) -> &[u32] {
+        match self.node_ranges.get(&node) {
+            Some(&(s, l)) => &self.node_postings[s as usize..(s + l) as usize],
+            None => &[],
+        }
+    }
+
+    /// Graph nodes of a local document.
+    #[inline]
+    pub fn doc_nodes(&self, doc: u32) -> &[NodeId] {
+        let (s, l) = self.doc_node_ranges[doc as usize];
+        &self.doc_nodes[s as usize..(s + l) as usize]
+    }
+
+    /// Sum of token counts per field over all documents (deleted included).
+    pub fn field_len_sums(&self) -> [u64; FIELDS] {
+        self.field_len_sums
+    }
+
+    /// Number of distinct terms.
+    pub fn term_count(&self) -> usize {
+        self.term_ranges.len()
+    }
+
+    /// Approximate heap bytes held by the segment's own arrays (bodies are
+    /// shared with the ledger and not counted).
+    pub fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        self.len() * (size_of::<FactId>() + size_of::<usize>() + size_of::<DocAttrs>() + 8 + 8 + 8)
+            + self.postings.len() * size_of::<Posting>()
+            + self.term_ranges.len() * (8 + 28 + 24)
+            + self.node_postings.len() * 4
+            + self.doc_nodes.len() * 4
+            + self.node_ranges.len() * 16
+    }
+}
+
+/// `(t - anchor)` in half-lives of `half_life_days`.
+pub fn half_lives(t: WallTime, anchor: WallTime, half_life_days: f64) -> f64 {
+    (t.millis() - anchor.millis()) as f64 / (half_life_days * DAY_MS as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(crate) fn body(
+        id: u64,
+        text: &str,
+        entities: &[&str],
+        participants: &[&str],
+    ) -> Arc<FactBody> {
+        Arc::new(FactBody {
+            id: FactId(id),
+            text: text.into(),
+            entities: entities.iter().map(|e| Arc::from(*e)).collect(),
+            participants: participants.iter().map(|p| Arc::from(*p)).collect(),
+            key: None,
+            value: None,
+            stated_at: WallTime::from_secs(id as i64),
+            source: None,
+        })
+    }
+
+    #[test]
+    fn fields_and_presence_patterns() {
+        let b = body(
+            0,
+            "Alex met Alex at the cafe",
+            &["alex rivera"],
+            &["Alex Rivera"],
+        );
+        let mut seen = Vec::new();
+        let lens = for_each_term(&b, |t, tf| seen.push((t.to_owned(), tf)));
+        assert_eq!(lens, [4, 2, 2], "stop words dropped from text");
+        assert_eq!(
+            seen,
+            [
+                ("alex".to_owned(), [2, 1, 1]),
+                ("cafe".to_owned(), [1, 0, 0]),
+                ("met".to_owned(), [1, 0, 0]),
+                ("rivera".to_owned(), [0, 1, 1]),
+            ]
+        );
+        assert_eq!(pattern([2, 1, 1]), 7);
+        assert_eq!(pattern([0, 1, 1]), 6);
+        let mut presence = [0u32; 7];
+        presence[6] = 3; // in all three fields
+        presence[0] = 2; // text only
+        assert_eq!(df_for_mask(&presence, 0b001), 5);
+        assert_eq!(df_for_mask(&presence, 0b010), 3);
+    }
+
+    #[test]
+    fn merge_keeps_live_documents_and_remaps() {
+        let p = ScoreParams::default();
+        let doc = |id, text| DocInput {
+            body: body(id, text, &[], &[]),
+            attrs: DocAttrs {
+                last_observed: WallTime::from_secs(id as i64),
+                usage: Usage::default(),
+            },
+            nodes: Box::new([]),
+        };
+        let a = Segment::build(vec![doc(4, "delta"), doc(1, "alpha")], &p);
+        let b = Segment::build(vec![doc(2, "beta"), doc(3, "gamma")], &p);
+        assert_eq!(a.fact_id(0), FactId(1), "sorted by fact id");
+        let mut del = DeleteSet::default();
+        del.insert(b.find(FactId(2)).unwrap());
+        let (m, remaps) = Segment::merge(&[(&a, &DeleteSet::default()), (&b, &del)], &p);
+        assert_eq!(m.len(), 3);
+        assert_eq!(remaps, vec![vec![0, 2], vec![u32::MAX, 1]]);
+        assert!(m.term("beta").is_none());
+        assert_eq!(
+            m.postings(m.term("gamma").unwrap()),
+            &[Posting {
+                doc: 1,
+                tf: [1, 0, 0]
+            }]
+        );
+    }
+}

@@ -1,0 +1,244 @@
+//! The corpus writer: applies a commit's additions and deletions copy-on-write
+//! and keeps the number of segments logarithmic by merging.
+//!
+//! A commit of `b` documents builds one segment of `b` documents and clones
+//! the view list, so its cost is O(b + segments), independent of store size.
+//! Merges follow a tiered policy: when the newest `MERGE_FACTOR` segments
+//! share a size tier (`⌊log8(live docs)⌋`), they are merged into one of the
+//! next tier, so every document is rewritten O(log n) times and a version
+//! holds at most `MERGE_FACTOR - 1` segments per tier. Merges of up to
+//! `INLINE_MERGE_DOCS` documents run inside the commit (bounded cost);
+//! larger ones run on a background thread over a snapshot, and the first
+//! commit after they finish installs the result, re-applying deletions that
+//! happened in the meantime through the merge's id map.
+
+use std::sync::Arc;
+use std::thread;
+
+use crossbeam_channel::{Receiver, TryRecvError, bounded};
+
+use super::corpus::{Corpus, SegmentView};
+use super::deletes::DeleteSet;
+use super::segment::{DocInput, Segment};
+use crate::config::{MergeMode, ScoreParams};
+use crate::fact::FactId;
+
+/// Segments merged at once, and the base of the size tiers.
+pub const MERGE_FACTOR: usize = 8;
+/// Merges up to this many documents run inside the commit.
+pub const INLINE_MERGE_DOCS: usize = 4096;
+
+struct MergeDone {
+    merged: Segment,
+    remaps: Vec<Vec<u32>>,
+}
+
+/// A merge running on a background thread.
+struct InFlight {
+    /// Ids of the merged segments, oldest first (a contiguous run).
+    sources: Vec<u64>,
+    /// Their deletions when the merge started.
+    snapshot: Vec<DeleteSet>,
+    done: Receiver<MergeDone>,
+}
+
+/// Maintains one corpus (the active index or the history index).
+pub struct CorpusWriter {
+    corpus: Corpus,
+    /// Documents added since the last commit.
+    pending: Vec<DocInput>,
+    params: ScoreParams,
+    mode: MergeMode,
+    in_flight: Option<InFlight>,
+}
+
+impl std::fmt::Debug for CorpusWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CorpusWriter")
+            .field("segments", &self.corpus.views().len())
+            .field("live_docs", &self.corpus.live_docs())
+            .field("pending", &self.pending.len())
+            .field("merging", &self.in_flight.is_some())
+            .finish()
+    }
+}
+
+fn tier(live: usize) -> u32 {
+    if live <= 1 {
+        0
+    } else {
+        live.ilog(MERGE_FACTOR)
+    }
+}
+
+impl CorpusWriter {
+    /// An empty corpus.
+    pub fn new(params: ScoreParams, mode: MergeMode) -> Self {
+        CorpusWriter {
+            corpus: Corpus::default(),
+            pending: Vec::new(),
+            params,
+            mode,
+            in_flight: None,
+        }
+    }
+
+    /// Queues a document for the next commit. The fact must not have a live
+    /// document already (remove it first).
+    pub fn add(&mut self, doc: DocInput) {
+        self.pending.push(doc);
+    }
+
+    /// Removes a fact's document (queued or live); returns whether it had one.
+    pub fn remove(&mut self, fact: FactId) -> bool {
+        if let Some(i) = self.pending.iter().position(|d| d.body.id == fact) {
+            self.pending.swap_remove(i);
+            return true;
+        }
+        self.corpus.delete(fact)
+    }
+
+    /// The corpus as of the last commit (without queued documents).
+    pub fn corpus(&self) -> &Corpus {
+        &self.corpus
+    }
+
+    /// Publishes queued changes: builds one segment from the queued documents,
+    /// installs a finished background merge, and schedules merges.
+    pub fn commit(&mut self) -> Corpus {
+        if !self.pending.is_empty() {
+            let docs = std::mem::take(&mut self.pending);
+            let seg = Segment::build(docs, &self.params);
+            self.corpus
+                .views_mut()
+                .push(SegmentView::new(Arc::new(seg)));
+        }
+        self.install_finished(false);
+        self.schedule_merges();
+        self.corpus.refresh();
+        self.corpus.clone()
+    }
+
+    /// Blocks until a background merge (if any) finishes and installs it,
+    /// then runs any merges that became due. For tests and benches.
+    pub fn wait_for_merges(&mut self) -> Corpus {
+        while self.in_flight.is_some() {
+            self.install_finished(true);
+            self.schedule_merges();
+        }
+        self.corpus.refresh();
+        self.corpus.clone()
+    }
+
+    /// Whether a background merge is running.
+    pub fn merging(&self) -> bool {
+        self.in_flight.is_some()
+    }
+
+    fn install_finished(&mut self, block: bool) {
+        let Some(flight) = &self.in_flight else {
+            return;
+        };
+        let done = if block {
+            flight.done.recv().ok()
+        } else {
+            match flight.done.try_recv() {
+                Ok(d) => Some(d),
+                Err(TryRecvError::Empty) => return,
+                Err(TryRecvError::Disconnected) => None,
+            }
+        };
+        // Infallible: checked `Some` above.
+        let flight = self.in_flight.take().expect("in-flight merge present");
+        let Some(done) = done else {
+            // The merge thread died (it cannot panic short of a bug or OOM):
+            // the source segments are still in place, so nothing is lost.
+            return;
+        };
+        let views = self.corpus.views_mut();
+        let Some(start) = views.iter().position(|v| v.segment.id == flight.sources[0]) else {
+            return;
+        };
+        let end = start + flight.sources.len();
+        let mut merged = SegmentView::new(Arc::new(done.merged));
+        for (i, view) in views[start..end].iter().enumerate() {
+            debug_assert_eq!(view.segment.id, flight.sources[i]);
+            for d in 0..view.segment.len() as u32 {
+                if view.deletes.contains(d) && !flight.snapshot[i].contains(d) {
+                    merged.delete(done.remaps[i][d as usize]);
+                }
+            }
+        }
+        views.splice(start..end, [merged]);
+    }
+
+    /// Merges trailing runs of `MERGE_FACTOR` same-tier segments.
+    fn schedule_merges(&mut self) {
+        loop {
+            let views = self.corpus.views();
+            // Segments under a background merge are not eligible, nor anything before them.
+            let first = match &self.in_flight {
+                Some(f) => match views
+                    .iter()
+                    .position(|v| v.segment.id == *f.sources.last().unwrap_or(&0))
+                {
+                    Some(p) => p + 1,
+                    None => views.len(),
+                },
+                None => 0,
+            };
+            let Some(last) = views.last() else { return };
+            if views.len() <= first {
+                return;
+            }
+            let t = tier(last.live());
+            let run_start = views[first..]
+                .iter()
+                .rposition(|v| tier(v.live()) != t)
+                .map_or(first, |p| first + p + 1);
+            if views.len() - run_start < MERGE_FACTOR {
+                return;
+            }
+            let docs: usize = views[run_start..].iter().map(SegmentView::live).sum();
+            if self.mode == MergeMode::Inline || docs <= INLINE_MERGE_DOCS {
+                let (merged, _) = {
+                    let sources: Vec<(&Segment, &DeleteSet)> = views[run_start..]
+                        .iter()
+                        .map(|v| (&*v.segment, &v.deletes))
+                        .collect();
+                    Segment::merge(&sources, &self.params)
+                };
+                let views = self.corpus.views_mut();
+                views.truncate(run_start);
+                views.push(SegmentView::new(Arc::new(merged)));
+                continue;
+            }
+            if self.in_flight.is_some() {
+                return;
+            }
+            let snapshot: Vec<(Arc<Segment>, DeleteSet)> = views[run_start..]
+                .iter()
+                .map(|v| (v.segment.clone(), v.deletes.clone()))
+                .collect();
+            let (tx, rx) = bounded(1);
+            let params = self.params.clone();
+            let job = snapshot.clone();
+            let spawned = thread::Builder::new()
+                .name("pfm-merge".into())
+                .spawn(move || {
+                    let sources: Vec<(&Segment, &DeleteSet)> =
+                        job.iter().map(|(s, d)| (&**s, d)).collect();
+                    let (merged, remaps) = Segment::merge(&sources, &params);
+                    let _ = tx.send(MergeDone { merged, remaps });
+                });
+            if spawned.is_ok() {
+                self.in_flight = Some(InFlight {
+                    sources: snapshot.iter().map(|(s, _)| s.id).collect(),
+                    snapshot: snapshot.into_iter().map(|(_, d)| d).collect(),
+                    done: rx,
+                });
+            }
+            return;
+        }
+    }
+}

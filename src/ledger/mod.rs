@@ -1,0 +1,589 @@
+//! The bi-temporal ledger: every fact the store retains, the commit rules that
+//! create and retire them, and the views over them.
+//!
+//! Two times: *transaction time* is the commit sequence ([`Seq`], with the
+//! wall time of each commit), recorded in each fact's activity intervals;
+//! *event time* is when the source observation was made (`stated_at`), used
+//! by event-time ordering and by recency.
+//!
+//! # Commit rules (PFM paper Section 4; MemStrata)
+//! For each draft, in order:
+//! 1. **Duplicate.** The normalized text equals an active fact's: nothing changes.
+//! 2. **Keyed.** With no active fact for the key, the draft is *created*
+//!    active. If the active value equals the draft's, it is a
+//!    *re-observation*: last-observed time and support move, no new version.
+//!    Otherwise the draft *supersedes*: the predecessor's interval closes at
+//!    commit `u`, the new fact's opens at `u`, and the predecessor stays as
+//!    history behind a `supersedes` edge. Under [`Ordering::EventTime`] a
+//!    draft stated before the active value instead enters the chain as
+//!    history at its stated-time position, and the active value stays.
+//! 3. **Keyless.** The draft is *absorbed* into an active fact that shares an
+//!    entity when their content-token Jaccard is at least the threshold and
+//!    their value-bearing tokens are equal; otherwise it is created.
+//!
+//! # Invariants
+//! 1. At most one current fact per key (Proposition 1).
+//! 2. A current fact's last interval is open; every other fact's intervals are closed.
+//! 3. Each key's versions form one chain through `supersedes` / `superseded_by`,
+//!    reachable from its newest version, ordered by commit (arrival ordering)
+//!    or by stated time (event-time ordering).
+//! 4. Every lookup map lists exactly the facts it describes (active facts for
+//!    `active_by_key`, `active_by_hash` and the absorption buckets; retained
+//!    facts for `versions_by_key` and `facts_by_name`).
+//!
+//! Established by [`Ledger::commit`], [`Ledger::prune`] and the erasure
+//! functions; checked by [`Ledger::verify`], which the property tests call
+//! after every step (`tests/prop_ledger.rs`).
+
+mod admission;
+mod retire;
+mod views;
+
+use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
+
+pub use admission::{is_value_token, jaccard, text_hash, value_tokens};
+pub use retire::Forget;
+pub use views::AsOf;
+
+use crate::config::{AdmissionParams, Config, Ordering, ScoreParams};
+use crate::fact::{Fact, FactBody, FactId, FactState, Interval, Key, Seq, Status, Usage, name_key};
+use crate::text;
+use crate::time::WallTime;
+
+/// A fact about to be committed: the extractor's output for one observation.
+#[derive(Clone, Debug)]
+pub struct Draft {
+    /// Text as observed.
+    pub text: String,
+    /// [`text::normalize`] of `text`.
+    pub normalized: String,
+    /// Canonical entity names (sorted, unique).
+    pub entities: Vec<Arc<str>>,
+    /// Participants in display form.
+    pub participants: Vec<Arc<str>>,
+    /// Slot key, if any.
+    pub key: Option<Key>,
+    /// Normalized slot value (with `key`).
+    pub value: Option<String>,
+    /// Event time of the observation.
+    pub stated_at: WallTime,
+    /// Caller-supplied provenance.
+    pub source: Option<String>,
+}
+
+/// What a commit did with one draft.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Outcome {
+    /// A new fact, active.
+    Created {
+        /// The new fact.
+        fact: FactId,
+    },
+    /// A new fact, active, that closed the previous value of its key.
+    Superseded {
+        /// The new fact.
+        fact: FactId,
+        /// The value it displaced, now history.
+        previous: FactId,
+    },
+    /// The draft restated the active value of its key.
+    Reobserved {
+        /// The fact whose support and last-observed time moved.
+        fact: FactId,
+    },
+    /// A keyless draft merged into a near-identical active fact.
+    Absorbed {
+        /// The fact that absorbed it.
+        into: FactId,
+    },
+    /// The exact text of an active fact: nothing changed.
+    Duplicate {
+        /// The active fact with that text.
+        of: FactId,
+    },
+    /// Event-time ordering: the draft states an older time than the active
+    /// value, so it was recorded as history and the active value stays.
+    History {
+        /// The new (inactive) fact.
+        fact: FactId,
+        /// The active value it did not displace.
+        active: FactId,
+    },
+}
+
+impl Outcome {
+    /// The fact the outcome is about (new, updated, or matched).
+    pub fn fact(&self) -> FactId {
+        match *self {
+            Outcome::Created { fact }
+            | Outcome::Superseded { fact, .. }
+            | Outcome::Reobserved { fact }
+            | Outcome::History { fact, .. } => fact,
+            Outcome::Absorbed { into } => into,
+            Outcome::Duplicate { of } => of,
+        }
+    }
+}
+
+/// A change to what the indexes and the graph must reflect.
+#[derive(Clone, Debug)]
+pub enum Change {
+    /// A new fact is retained (history index, graph, gazetteer).
+    Recorded(FactId),
+    /// A fact entered the active view.
+    Activated(FactId),
+    /// A fact left the active view (superseded, pruned).
+    Deactivated(FactId),
+    /// A retained fact's last-observed time, support or usage moved.
+    Refreshed {
+        /// The fact.
+        fact: FactId,
+        /// Its last-observed time before the change.
+        previous: WallTime,
+    },
+    /// A fact is gone for good (erasure); its body is handed over so the
+    /// indexes can find what to remove.
+    Erased(Arc<FactBody>),
+}
+
+/// The result of one commit.
+#[derive(Clone, Debug, Default)]
+pub struct Commit {
+    /// The commit's sequence number (unchanged if nothing changed).
+    pub seq: Seq,
+    /// One outcome per draft, in order.
+    pub outcomes: Vec<Outcome>,
+    /// What the indexes must apply, in order.
+    pub changes: Vec<Change>,
+}
+
+/// The ledger. Single writer: every `&mut self` method is a commit.
+#[derive(Debug)]
+pub struct Ledger {
+    ordering: Ordering,
+    admission: AdmissionParams,
+    score: ScoreParams,
+    /// Every fact ever created, by id; `None` once erased.
+    facts: Vec<Option<Fact>>,
+    /// The last commit's sequence number (0 before the first).
+    seq: Seq,
+    /// Wall time of the last commit; commit times never go backward.
+    committed_at: WallTime,
+    /// Key → its current fact.
+    active_by_key: FxHashMap<Key, FactId>,
+    /// Key → every retained version, in creation order.
+    versions_by_key: FxHashMap<Key, Vec<FactId>>,
+    /// Normalized-text hash → active facts with that hash.
+    active_by_hash: FxHashMap<u64, Vec<FactId>>,
+    /// (entity, value-token hash) → active facts: absorption candidates.
+    absorb_buckets: FxHashMap<(Arc<str>, u64), Vec<FactId>>,
+    /// Canonical name (entity or participant) → retained facts naming it.
+    facts_by_name: FxHashMap<Arc<str>, Vec<FactId>>,
+}
+
+impl Ledger {
+    /// An empty ledger.
+    pub fn new(config: &Config) -> Self {
+        Ledger {
+            ordering: config.ordering,
+            admission: config.admission.clone(),
+            score: config.score.clone(),
+            facts: Vec::new(),
+            seq: 0,
+            committed_at: WallTime::EPOCH,
+            active_by_key: FxHashMap::default(),
+            versions_by_key: FxHashMap::default(),
+            active_by_hash: FxHashMap::default(),
+            absorb_buckets: FxHashMap::default(),
+            facts_by_name: FxHashMap::default(),
+        }
+    }
+
+    /// The last commit's sequence number.
+    pub fn seq(&self) -> Seq {
+        self.seq
+    }
+
+    /// Wall time of the last commit.
+    pub fn committed_at(&self) -> WallTime {
+        self.committed_at
+    }
+
+    /// A retained fact.
+    pub fn get(&self, id: FactId) -> Option<&Fact> {
+        self.facts.get(id.0 as usize).and_then(Option::as_ref)
+    }
+
+    /// The current fact of a key.
+    pub fn active_for_key(&self, key: &Key) -> Option<&Fact> {
+        self.active_by_key.get(key).and_then(|id| self.get(*id))
+    }
+
+    /// Every retained fact, oldest first.
+    pub fn facts(&self) -> impl Iterator<Item = &Fact> {
+        self.facts.iter().flatten()
+    }
+
+    /// Every current fact, oldest first.
+    pub fn active(&self) -> impl Iterator<Item = &Fact> {
+        self.facts().filter(|f| f.state.is_current())
+    }
+
+    /// Number of retained facts (history included).
+    pub fn len(&self) -> usize {
+        self.facts().count()
+    }
+
+    /// Whether the ledger holds no facts.
+    pub fn is_empty(&self) -> bool {
+        self.facts().next().is_none()
+    }
+
+    /// Retained facts that name `name` (canonical) as entity or participant.
+    pub fn facts_naming(&self, name: &str) -> &[FactId] {
+        self.facts_by_name
+            .get(name)
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+    }
+
+    /// Commits a batch of drafts atomically under one sequence number.
+    ///
+    /// Infallible: drafts are validated before they are built, so a commit
+    /// never leaves the ledger half-applied.
+    pub fn commit(&mut self, drafts: Vec<Draft>) -> Commit {
+        let u = self.seq + 1;
+        let t = drafts
+            .iter()
+            .map(|d| d.stated_at)
+            .fold(self.committed_at, WallTime::max);
+        let mut commit = Commit {
+            seq: u,
+            ..Commit::default()
+        };
+        for draft in drafts {
+            let outcome = self.apply(draft, u, t, &mut commit.changes);
+            commit.outcomes.push(outcome);
+        }
+        self.finish(&mut commit, t);
+        commit
+    }
+
+    /// Advances the sequence if the commit changed anything.
+    fn finish(&mut self, commit: &mut Commit, t: WallTime) {
+        if commit.changes.is_empty() {
+            commit.seq = self.seq;
+        } else {
+            self.seq = commit.seq;
+            self.committed_at = t;
+        }
+    }
+
+    fn apply(&mut self, draft: Draft, u: Seq, t: WallTime, changes: &mut Vec<Change>) -> Outcome {
+        if self.admission.dedup
+            && let Some(of) = self.find_duplicate(&draft.normalized)
+        {
+            return Outcome::Duplicate { of };
+        }
+        match (&draft.key, &draft.value) {
+            (Some(key), Some(value)) => match self.active_by_key.get(key).copied() {
+                None => Outcome::Created {
+                    fact: self.create(draft, u, t, changes),
+                },
+                Some(active) if self.value_of(active) == Some(value.as_str()) => {
+                    self.reobserve(active, draft.stated_at, changes);
+                    Outcome::Reobserved { fact: active }
+                }
+                Some(active) => {
+                    let active_at = self.fact(active).body.stated_at;
+                    if self.ordering == Ordering::EventTime && draft.stated_at < active_at {
+                        Outcome::History {
+                            fact: self.insert_history(draft, active, changes),
+                            active,
+                        }
+                    } else {
+                        self.supersede(draft, active, u, t, changes)
+                    }
+                }
+            },
+            _ => match self.find_absorber(&draft) {
+                Some(into) => {
+                    self.reobserve(into, draft.stated_at, changes);
+                    Outcome::Absorbed { into }
+                }
+                None => Outcome::Created {
+                    fact: self.create(draft, u, t, changes),
+                },
+            },
+        }
+    }
+
+    fn fact(&self, id: FactId) -> &Fact {
+        // Infallible: ids handed around inside the ledger come from its maps,
+        // which list only retained facts (invariant 4).
+        self.get(id).expect("ledger maps list only retained facts")
+    }
+
+    fn fact_mut(&mut self, id: FactId) -> &mut Fact {
+        self.facts[id.0 as usize]
+            .as_mut()
+            .expect("ledger maps list only retained facts")
+    }
+
+    fn value_of(&self, id: FactId) -> Option<&str> {
+        self.fact(id).body.value.as_deref()
+    }
+
+    fn find_duplicate(&self, normalized: &str) -> Option<FactId> {
+        self.active_by_hash
+            .get(&text_hash(normalized))?
+            .iter()
+            .copied()
+            .find(|id| text::normalize(&self.fact(*id).body.text) == normalized)
+    }
+
+    fn bucket_hash(&self, normalized: &str) -> u64 {
+        if self.admission.value_token_match {
+            admission::value_hash(normalized)
+        } else {
+            0
+        }
+    }
+
+    fn find_absorber(&self, draft: &Draft) -> Option<FactId> {
+        let vh = self.bucket_hash(&draft.normalized);
+        let mine = admission::content_set(&draft.normalized);
+        let my_values = value_tokens(&draft.normalized);
+        let mut best: Option<(f64, FactId)> = None;
+        for entity in &draft.entities {
+            let Some(bucket) = self.absorb_buckets.get(&(entity.clone(), vh)) else {
+                continue;
+            };
+            for &id in bucket {
+                let norm = text::normalize(&self.fact(id).body.text);
+                if self.admission.value_token_match && value_tokens(&norm) != my_values {
+                    continue;
+                }
+                let j = jaccard(&mine, &admission::content_set(&norm));
+                if j >= self.admission.jaccard && best.is_none_or(|(bj, bid)| (j, id) > (bj, bid)) {
+                    best = Some((j, id));
+                }
+            }
+        }
+        best.map(|(_, id)| id)
+    }
+
+    /// Creates a fact and, unless it enters as history, activates it.
+    fn new_fact(&mut self, draft: Draft, intervals: Vec<Interval>, status: Status) -> FactId {
+        let id = FactId(self.facts.len() as u64);
+        let body = FactBody {
+            id,
+            text: draft.text.into(),
+            entities: draft.entities.into(),
+            participants: draft.participants.into(),
+            key: draft.key,
+            value: draft.value.map(Into::into),
+            stated_at: draft.stated_at,
+            source: draft.source.map(Into::into),
+        };
+        let fact = Fact {
+            state: FactState {
+                status,
+                intervals,
+                last_observed: body.stated_at,
+                support: 1,
+                usage: Usage::default(),
+                supersedes: None,
+                superseded_by: None,
+            },
+            body: Arc::new(body),
+        };
+        for name in names_of(&fact.body) {
+            self.facts_by_name.entry(name).or_default().push(id);
+        }
+        if let Some(key) = &fact.body.key {
+            self.versions_by_key
+                .entry(key.clone())
+                .or_default()
+                .push(id);
+        }
+        self.facts.push(Some(fact));
+        id
+    }
+
+    fn create(&mut self, draft: Draft, u: Seq, t: WallTime, changes: &mut Vec<Change>) -> FactId {
+        let id = self.new_fact(draft, vec![open_at(u, t)], Status::Active);
+        self.index_active(id);
+        changes.push(Change::Recorded(id));
+        changes.push(Change::Activated(id));
+        id
+    }
+
+    fn supersede(
+        &mut self,
+        draft: Draft,
+        previous: FactId,
+        u: Seq,
+        t: WallTime,
+        changes: &mut Vec<Change>,
+    ) -> Outcome {
+        let inherited = self.fact(previous).state.usage;
+        self.deactivate(previous, Status::Superseded, u, t, changes);
+        let fact = self.new_fact(draft, vec![open_at(u, t)], Status::Active);
+        if self.admission.usage_inheritance {
+            self.fact_mut(fact).state.usage = inherited;
+        }
+        self.fact_mut(fact).state.supersedes = Some(previous);
+        self.fact_mut(previous).state.superseded_by = Some(fact);
+        self.index_active(fact);
+        changes.push(Change::Recorded(fact));
+        changes.push(Change::Activated(fact));
+        Outcome::Superseded { fact, previous }
+    }
+
+    /// Event-time ordering: records `draft` as history in its key's chain at
+    /// the position its stated time gives, below `active`.
+    fn insert_history(
+        &mut self,
+        draft: Draft,
+        active: FactId,
+        changes: &mut Vec<Change>,
+    ) -> FactId {
+        let stated = draft.stated_at;
+        // Walk down from the active value to the first version stated no later
+        // than the draft; the draft goes between it and its successor.
+        let mut newer = active;
+        let mut older = self.fact(active).state.supersedes;
+        while let Some(o) = older {
+            if self.fact(o).body.stated_at <= stated {
+                break;
+            }
+            newer = o;
+            older = self.fact(o).state.supersedes;
+        }
+        let fact = self.new_fact(draft, Vec::new(), Status::Superseded);
+        self.fact_mut(fact).state.supersedes = older;
+        self.fact_mut(fact).state.superseded_by = Some(newer);
+        self.fact_mut(newer).state.supersedes = Some(fact);
+        if let Some(o) = older {
+            self.fact_mut(o).state.superseded_by = Some(fact);
+        }
+        changes.push(Change::Recorded(fact));
+        fact
+    }
+
+    fn reobserve(&mut self, id: FactId, at: WallTime, changes: &mut Vec<Change>) {
+        let state = &mut self.fact_mut(id).state;
+        let previous = state.last_observed;
+        state.last_observed = previous.max(at);
+        state.support += 1;
+        changes.push(Change::Refreshed { fact: id, previous });
+    }
+
+    /// Closes a current fact's interval at `(u, t)` with the given status.
+    fn deactivate(
+        &mut self,
+        id: FactId,
+        status: Status,
+        u: Seq,
+        t: WallTime,
+        changes: &mut Vec<Change>,
+    ) {
+        self.unindex_active(id);
+        let state = &mut self.fact_mut(id).state;
+        state.status = status;
+        if let Some(last) = state.intervals.last_mut() {
+            last.to = Some((u, t));
+        }
+        changes.push(Change::Deactivated(id));
+    }
+
+    /// Adds a current fact to the active lookup maps.
+    fn index_active(&mut self, id: FactId) {
+        let body = self.fact(id).body.clone();
+        let norm = text::normalize(&body.text);
+        if let Some(key) = &body.key {
+            self.active_by_key.insert(key.clone(), id);
+        }
+        self.active_by_hash
+            .entry(text_hash(&norm))
+            .or_default()
+            .push(id);
+        let vh = self.bucket_hash(&norm);
+        for e in body.entities.iter() {
+            self.absorb_buckets
+                .entry((e.clone(), vh))
+                .or_default()
+                .push(id);
+        }
+    }
+
+    /// Removes a fact from the active lookup maps.
+    fn unindex_active(&mut self, id: FactId) {
+        let body = self.fact(id).body.clone();
+        let norm = text::normalize(&body.text);
+        if let Some(key) = &body.key
+            && self.active_by_key.get(key) == Some(&id)
+        {
+            self.active_by_key.remove(key);
+        }
+        remove_from(&mut self.active_by_hash, &text_hash(&norm), id);
+        let vh = self.bucket_hash(&norm);
+        for e in body.entities.iter() {
+            remove_from(&mut self.absorb_buckets, &(e.clone(), vh), id);
+        }
+    }
+
+    /// Records that facts were served at `at` (usage feeds the ranker).
+    /// Unknown ids are skipped; returns the commit.
+    pub fn record_usage(&mut self, ids: &[FactId], at: WallTime) -> Commit {
+        let half_life = self.score.usage_half_life_days;
+        let mut commit = Commit {
+            seq: self.seq + 1,
+            ..Commit::default()
+        };
+        for &id in ids {
+            if let Some(Some(fact)) = self.facts.get_mut(id.0 as usize) {
+                fact.state.usage.record(at, half_life);
+                commit.changes.push(Change::Refreshed {
+                    fact: id,
+                    previous: fact.state.last_observed,
+                });
+            }
+        }
+        let t = self.committed_at.max(at);
+        self.finish(&mut commit, t);
+        commit
+    }
+}
+
+/// An interval opened by commit `u` at wall time `t`.
+fn open_at(u: Seq, t: WallTime) -> Interval {
+    Interval {
+        from: u,
+        from_time: t,
+        to: None,
+    }
+}
+
+/// The canonical names a fact mentions: its entities and its participants.
+pub fn names_of(body: &FactBody) -> Vec<Arc<str>> {
+    let mut names: Vec<Arc<str>> = body.entities.to_vec();
+    names.extend(body.participants.iter().map(|p| Arc::from(name_key(p))));
+    names.sort();
+    names.dedup();
+    names
+}
+
+fn remove_from<K: std::hash::Hash + Eq>(map: &mut FxHashMap<K, Vec<FactId>>, key: &K, id: FactId) {
+    if let Some(list) = map.get_mut(key) {
+        list.retain(|x| *x != id);
+        if list.is_empty() {
+            map.remove(key);
+        }
+    }
+}

@@ -1,0 +1,132 @@
+//! Taking facts out of the active view: retention pruning (retire, keep as
+//! history) and erasure (remove for good, history and all).
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use super::{Change, Commit, Ledger, remove_from};
+use crate::error::{Error, Result};
+use crate::fact::{Fact, FactId, Key, Status, name_key};
+use crate::time::WallTime;
+
+/// What to erase.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Forget {
+    /// A fact and, if it is keyed, every version of its key.
+    Fact(FactId),
+    /// Every version of a key.
+    Key(Key),
+    /// Every fact that names an entity (as entity or participant). Keys owned
+    /// by the entity go with their whole history; a version of another key
+    /// that merely mentions the entity is cut out of its chain, and if it was
+    /// current the key is left with no current value (never a reinstated
+    /// stale one).
+    Entity(String),
+}
+
+impl Ledger {
+    /// Retention score of a fact at `at`: its recency decay
+    /// `2^-(at - s_f)/T_rec` plus `η · U/(1+U)` for its decayed usage `U`.
+    /// A fact that is neither recent nor used scores near zero.
+    pub fn retention(&self, fact: &Fact, at: WallTime) -> f64 {
+        let s = &self.score;
+        let age = at.days_since(fact.state.last_observed).max(0.0);
+        let decay = (-age / s.recency_half_life_days).exp2();
+        let usage = fact.state.usage.at(at, s.usage_half_life_days);
+        decay + f64::from(s.usage_weight) * usage / (1.0 + usage)
+    }
+
+    /// Retires current keyless facts whose retention at `at` is below the
+    /// threshold. The current fact of a key is never pruned.
+    pub fn prune(&mut self, at: WallTime, threshold: f64) -> Commit {
+        let u = self.seq + 1;
+        let t = self.committed_at.max(at);
+        let doomed: Vec<FactId> = self
+            .active()
+            .filter(|f| f.body.key.is_none() && self.retention(f, at) < threshold)
+            .map(Fact::id)
+            .collect();
+        let mut commit = Commit {
+            seq: u,
+            ..Commit::default()
+        };
+        for id in doomed {
+            self.deactivate(id, Status::Pruned, u, t, &mut commit.changes);
+        }
+        self.finish(&mut commit, t);
+        commit
+    }
+
+    /// Erases facts for good: from the ledger, their history and (through the
+    /// returned changes) every index. Returns the commit; its changes list
+    /// one `Erased` per fact removed.
+    pub fn forget(&mut self, what: &Forget, at: WallTime) -> Result<Commit> {
+        let doomed: Vec<FactId> = match what {
+            Forget::Fact(id) => {
+                let fact = self.get(*id).ok_or(Error::UnknownFact(*id))?;
+                match &fact.body.key {
+                    Some(key) => self.versions_by_key.get(key).cloned().unwrap_or_default(),
+                    None => vec![*id],
+                }
+            }
+            Forget::Key(key) => self.versions_by_key.get(key).cloned().unwrap_or_default(),
+            Forget::Entity(name) => {
+                let name = name_key(name);
+                let mut ids = Vec::new();
+                for &id in self.facts_naming(&name) {
+                    match &self.fact(id).body.key {
+                        Some(key) if *key.entity == *name => {
+                            ids.extend(self.versions_by_key.get(key).into_iter().flatten())
+                        }
+                        _ => ids.push(id),
+                    }
+                }
+                ids
+            }
+        };
+        let mut doomed = doomed;
+        doomed.sort();
+        doomed.dedup();
+        let u = self.seq + 1;
+        let t = self.committed_at.max(at);
+        let mut commit = Commit {
+            seq: u,
+            ..Commit::default()
+        };
+        for id in doomed {
+            self.erase(id, &mut commit.changes);
+        }
+        self.finish(&mut commit, t);
+        Ok(commit)
+    }
+
+    /// Removes one fact, splicing its key's chain around it.
+    fn erase(&mut self, id: FactId, changes: &mut Vec<Change>) {
+        if self.fact(id).state.is_current() {
+            self.unindex_active(id);
+        }
+        let fact = self.facts[id.0 as usize]
+            .take()
+            .expect("erase is called with retained facts only");
+        let (older, newer) = (fact.state.supersedes, fact.state.superseded_by);
+        if let Some(o) = older
+            && let Some(Some(f)) = self.facts.get_mut(o.0 as usize)
+        {
+            f.state.superseded_by = newer;
+        }
+        if let Some(n) = newer
+            && let Some(Some(f)) = self.facts.get_mut(n.0 as usize)
+        {
+            f.state.supersedes = older;
+        }
+        if let Some(key) = &fact.body.key {
+            remove_from(&mut self.versions_by_key, key, id);
+        }
+        for name in super::names_of(&fact.body) {
+            remove_from(&mut self.facts_by_name, &name, id);
+        }
+        changes.push(Change::Erased(Arc::clone(&fact.body)));
+    }
+}

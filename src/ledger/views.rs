@@ -1,0 +1,174 @@
+//! Read views over the ledger: as-of views, a key's history, and `verify`,
+//! the ledger's consistency check.
+
+use std::collections::HashSet;
+
+use rustc_hash::FxHashMap;
+use serde::{Deserialize, Serialize};
+
+use super::{Ledger, admission, names_of};
+use crate::error::{Error, Result};
+use crate::fact::{Fact, FactId, Key};
+use crate::text;
+use crate::time::WallTime;
+
+/// A point in transaction time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AsOf {
+    /// Just after the commit with this sequence number.
+    Seq(u64),
+    /// At this wall time of the commit clock.
+    Time(WallTime),
+}
+
+impl Ledger {
+    /// The facts that were active at `at` (transaction time), oldest first.
+    ///
+    /// Erased facts are gone from every view, past ones included.
+    pub fn active_as_of(&self, at: AsOf) -> Vec<&Fact> {
+        self.facts()
+            .filter(|f| match at {
+                AsOf::Seq(u) => f.state.active_at_seq(u),
+                AsOf::Time(t) => f.state.active_at_time(t),
+            })
+            .collect()
+    }
+
+    /// A fact's version history, newest first: for a keyed fact every version
+    /// of its key along the `supersedes` chain; for a keyless fact itself.
+    pub fn history(&self, id: FactId) -> Result<Vec<&Fact>> {
+        let mut head = self.get(id).ok_or(Error::UnknownFact(id))?;
+        while let Some(newer) = head.state.superseded_by.and_then(|n| self.get(n)) {
+            head = newer;
+        }
+        let mut chain = vec![head];
+        while let Some(older) = chain[chain.len() - 1]
+            .state
+            .supersedes
+            .and_then(|o| self.get(o))
+        {
+            chain.push(older);
+        }
+        Ok(chain)
+    }
+
+    /// Checks every invariant listed in the module documentation; returns a
+    /// description of the first violation.
+    pub fn verify(&self) -> std::result::Result<(), String> {
+        let mut current_per_key: FxHashMap<&Key, FactId> = FxHashMap::default();
+        for f in self.facts() {
+            let id = f.id();
+            if f.state.is_current() {
+                if f.state.intervals.last().is_none_or(|i| i.to.is_some()) {
+                    return Err(format!("{id} is current but has no open interval"));
+                }
+                if let Some(key) = &f.body.key
+                    && let Some(other) = current_per_key.insert(key, id)
+                {
+                    return Err(format!("key {key} has two current facts: {other} and {id}"));
+                }
+            } else if f.state.intervals.iter().any(|i| i.to.is_none()) {
+                return Err(format!(
+                    "{id} is {:?} but has an open interval",
+                    f.state.status
+                ));
+            }
+            for w in f.state.intervals.windows(2) {
+                if w[0].to.is_none_or(|(to, _)| to > w[1].from) {
+                    return Err(format!("{id} has overlapping intervals"));
+                }
+            }
+            if let Some(o) = f.state.supersedes {
+                let older = self.get(o).ok_or(format!("{id} supersedes erased {o}"))?;
+                if older.state.superseded_by != Some(id) {
+                    return Err(format!(
+                        "{id} supersedes {o}, but {o} is not superseded by {id}"
+                    ));
+                }
+                if older.body.key != f.body.key {
+                    return Err(format!("{id} supersedes {o} of another key"));
+                }
+                let (new_at, old_at) = (f.body.stated_at, older.body.stated_at);
+                let ordered = match self.ordering {
+                    crate::config::Ordering::Arrival => o < id || f.state.intervals.is_empty(),
+                    crate::config::Ordering::EventTime => old_at <= new_at,
+                };
+                if !ordered {
+                    return Err(format!("{id} supersedes {o} out of order"));
+                }
+            }
+            if let Some(n) = f.state.superseded_by
+                && self.get(n).and_then(|n| n.state.supersedes) != Some(id)
+            {
+                return Err(format!(
+                    "{id} is superseded by {n}, which does not supersede it"
+                ));
+            }
+        }
+        for (key, versions) in &self.versions_by_key {
+            let mut expected: Vec<FactId> = versions.clone();
+            expected.sort();
+            let head = versions
+                .iter()
+                .copied()
+                .find(|v| {
+                    self.get(*v)
+                        .is_some_and(|f| f.state.superseded_by.is_none())
+                })
+                .ok_or(format!("key {key} has no newest version"))?;
+            let mut reached: Vec<FactId> = self
+                .history(head)
+                .map_err(|e| e.to_string())?
+                .iter()
+                .map(|f| f.id())
+                .collect();
+            reached.sort();
+            if reached != expected {
+                return Err(format!(
+                    "key {key}: chain reaches {reached:?}, versions are {expected:?}"
+                ));
+            }
+        }
+        let mut expected_hash: FxHashMap<u64, HashSet<FactId>> = FxHashMap::default();
+        let mut expected_names: FxHashMap<std::sync::Arc<str>, HashSet<FactId>> =
+            FxHashMap::default();
+        for f in self.facts() {
+            for n in names_of(&f.body) {
+                expected_names.entry(n).or_default().insert(f.id());
+            }
+            if f.state.is_current() {
+                let norm = text::normalize(&f.body.text);
+                expected_hash
+                    .entry(admission::text_hash(&norm))
+                    .or_default()
+                    .insert(f.id());
+                if let Some(key) = &f.body.key
+                    && self.active_by_key.get(key) != Some(&f.id())
+                {
+                    return Err(format!("active_by_key misses {}", f.id()));
+                }
+            }
+        }
+        if self.active_by_key.len() != current_per_key.len() {
+            return Err("active_by_key lists a fact that is not current".into());
+        }
+        let actual_hash: FxHashMap<u64, HashSet<FactId>> = self
+            .active_by_hash
+            .iter()
+            .map(|(h, v)| (*h, v.iter().copied().collect()))
+            .collect();
+        if actual_hash != expected_hash {
+            return Err("active_by_hash is out of date".into());
+        }
+        let actual_names: FxHashMap<std::sync::Arc<str>, HashSet<FactId>> = self
+            .facts_by_name
+            .iter()
+            .map(|(n, v)| (n.clone(), v.iter().copied().collect()))
+            .collect();
+        if actual_names != expected_names {
+            return Err("facts_by_name is out of date".into());
+        }
+        Ok(())
+    }
+}

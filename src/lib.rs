@@ -1,0 +1,65 @@
+//! `pfm`: a personal fact memory for LLM agents — never stale, never the
+//! wrong person, never late.
+//!
+//! An agent asks memory for a block of facts before it generates. `pfm`
+//! keeps one active value per slot key over a bi-temporal ledger (history
+//! retained, erasure on request) and serves BM25F over the active facts with
+//! participant awareness, into a block of at most `k` facts and `B` characters.
+//! It implements the reference layer of *Stale, Misattributed, or Late: Where
+//! Personal Memory Fails Before Generation* (the PFM paper).
+//!
+//! ```
+//! use pfm::{Memory, Config, Observation, Request, WallTime};
+//!
+//! let mut memory = Memory::new(Config::default()).unwrap();
+//! let day = |d: u32| WallTime::parse(&format!("2025-06-{d:02}")).unwrap();
+//! memory.observe(Observation::new("The standup with Alex Rivera is moved to 9:30am.", day(2))
+//!     .with_participants(["Alex Rivera"])).unwrap();
+//! memory.observe(Observation::new("The standup with Alex Rivera is moved to 10:45am.", day(9))
+//!     .with_participants(["Alex Rivera"])).unwrap();
+//! let block = memory.retrieve(&Request::new("the standup with Alex is at", day(10))
+//!     .with_participants(["Alex Rivera"])).unwrap();
+//! assert!(block.text.contains("10:45am") && !block.text.contains("9:30am"));
+//! ```
+//!
+//! # Layout
+//! - [`text`]: normalization, tokens, stop words, token-boundary containment.
+//! - [`time`]: wall-clock time and its parsing.
+//! - [`fact`]: facts (Definition 1), keys, statuses, intervals, the version graph.
+//! - [`extract`]: the rule extractor, its slot table and the gazetteer.
+//! - [`ledger`]: the bi-temporal ledger and its commit rules, pruning,
+//!   erasure, as-of views.
+//! - [`graph`]: the memory graph behind the association term.
+//! - [`index`]: immutable index versions, built copy-on-write from segments.
+//! - [`rank`]: the PFM scorer and the baseline arms.
+//! - [`block`]: greedy selection and the block format.
+//! - [`retrieve`]: requests and the read path (a pure function of a version).
+//! - [`memory`]: the store as a library user sees it.
+//! - [`synth`]: the synthetic scaling corpus.
+//! - [`config`], [`error`]: parameters and errors.
+
+pub mod block;
+pub mod config;
+pub mod error;
+pub mod extract;
+pub mod fact;
+pub mod graph;
+pub mod index;
+pub mod ledger;
+pub mod memory;
+pub mod rank;
+pub mod retrieve;
+pub mod synth;
+pub mod text;
+pub mod time;
+
+pub use block::Block;
+pub use config::Config;
+pub use error::{Error, Result};
+pub use extract::EntityKind;
+pub use fact::{Fact, FactId, Key};
+pub use ledger::{AsOf, Forget, Outcome};
+pub use memory::{Memory, Observation, Receipt};
+pub use rank::Ranker;
+pub use retrieve::Request;
+pub use time::WallTime;

@@ -1,0 +1,572 @@
+//! [`Memory`]: the store as a library user sees it — observe, retrieve,
+//! prune, forget — wiring the ledger, the extractor, the graph and the index
+//! writers together. Single-threaded; the serving runtime puts a construction
+//! actor around the same calls.
+//!
+//! Every commit goes: validate everything → build drafts → [`Ledger::commit`]
+//! (infallible) → apply its changes to the gazetteer, graph and index writers
+//! → publish one new [`IndexVersion`]. A failed observe returns before the
+//! ledger is touched, so it leaves the store exactly as it was.
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::block::Block;
+use crate::config::Config;
+use crate::error::{Error, Result, check_name, check_no_control};
+use crate::extract::{EntityKind, Extractor, Gazetteer, slots};
+use crate::fact::{Fact, FactBody, FactId, Key, Seq, name_key};
+use crate::graph::{GraphWriter, NodeId, contribution};
+use crate::index::{
+    CorpusWriter, DocAttrs, DocInput, IndexVersion, Segment, SegmentView, corpus::Corpus,
+};
+use crate::ledger::{AsOf, Change, Commit, Draft, Ledger, Outcome, names_of};
+use crate::retrieve::{Request, retrieve};
+use crate::text;
+use crate::time::WallTime;
+
+pub use crate::ledger::Forget;
+
+/// Longest observation text accepted, in bytes.
+pub const MAX_TEXT_BYTES: usize = 64 * 1024;
+
+/// A message (or structured statement) to remember.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Observation {
+    /// The text, prompt-ready.
+    pub text: String,
+    /// Participants of the conversation it came from.
+    #[serde(default)]
+    pub participants: Vec<String>,
+    /// When it was said (event time).
+    pub at: WallTime,
+    /// A key, for structured ingestion: skips the extractor.
+    #[serde(default)]
+    pub key: Option<Key>,
+    /// The value of `key`; defaults to the first typed value in the text, or
+    /// the whole normalized text.
+    #[serde(default)]
+    pub value: Option<String>,
+    /// Entities the caller knows the text is about (learned by the gazetteer).
+    #[serde(default)]
+    pub entities: Vec<String>,
+    /// Provenance, e.g. a message id.
+    #[serde(default)]
+    pub source: Option<String>,
+}
+
+impl Observation {
+    /// An observation of `text` at `at`.
+    pub fn new(text: impl Into<String>, at: WallTime) -> Self {
+        Observation {
+            text: text.into(),
+            participants: Vec::new(),
+            at,
+            key: None,
+            value: None,
+            entities: Vec::new(),
+            source: None,
+        }
+    }
+
+    /// Sets the participants.
+    pub fn with_participants<S: Into<String>>(
+        mut self,
+        participants: impl IntoIterator<Item = S>,
+    ) -> Self {
+        self.participants = participants.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Sets the entities.
+    pub fn with_entities<S: Into<String>>(mut self, entities: impl IntoIterator<Item = S>) -> Self {
+        self.entities = entities.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Sets a key (and optionally its value), bypassing extraction.
+    pub fn with_key(mut self, key: Key, value: Option<&str>) -> Self {
+        self.key = Some(key);
+        self.value = value.map(str::to_owned);
+        self
+    }
+
+    /// Checks the observation without touching any store.
+    pub fn validate(&self) -> Result<()> {
+        if self.text.trim().is_empty() {
+            return Err(Error::EmptyText);
+        }
+        if self.text.len() > MAX_TEXT_BYTES {
+            return Err(Error::TextTooLong {
+                len: self.text.len(),
+                max: MAX_TEXT_BYTES,
+            });
+        }
+        check_no_control("text", &self.text)?;
+        for p in &self.participants {
+            check_name("participant", p)?;
+            if name_key(p).is_empty() {
+                return Err(Error::EmptyName {
+                    field: "participant",
+                });
+            }
+        }
+        for e in &self.entities {
+            check_name("entity", e)?;
+            if name_key(e).is_empty() {
+                return Err(Error::EmptyName { field: "entity" });
+            }
+        }
+        if let Some(key) = &self.key {
+            if key.entity.trim().is_empty() || name_key(&key.entity).is_empty() {
+                return Err(Error::EmptyName {
+                    field: "key entity",
+                });
+            }
+            check_name("key entity", &key.entity)?;
+            check_name("key slot", &key.slot)?;
+        }
+        if let Some(v) = &self.value {
+            check_no_control("value", v)?;
+            if text::normalize(v).trim().is_empty() {
+                return Err(Error::EmptyName { field: "value" });
+            }
+        }
+        if let Some(s) = &self.source {
+            check_no_control("source", s)?;
+        }
+        Ok(())
+    }
+}
+
+/// What happened to one observation.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Receipt {
+    /// The commit that applied it (the previous commit if nothing changed).
+    pub seq: Seq,
+    /// What the ledger did.
+    #[serde(flatten)]
+    pub outcome: Outcome,
+    /// The key the fact was filed under, if any.
+    pub key: Option<Key>,
+}
+
+/// A personal fact memory.
+#[derive(Debug)]
+pub struct Memory {
+    config: Config,
+    ledger: Ledger,
+    extractor: Extractor,
+    gazetteer: Gazetteer,
+    graph: GraphWriter,
+    active: CorpusWriter,
+    history: Option<CorpusWriter>,
+    version: Arc<IndexVersion>,
+}
+
+impl Memory {
+    /// An empty store.
+    pub fn new(config: Config) -> Result<Self> {
+        config.validate()?;
+        let writer = || CorpusWriter::new(config.score.clone(), config.merge);
+        Ok(Memory {
+            ledger: Ledger::new(&config),
+            extractor: Extractor {
+                granularity: config.key_granularity,
+            },
+            gazetteer: Gazetteer::default(),
+            graph: GraphWriter::new(config.graph.clone()),
+            active: writer(),
+            history: config.history_index.then(writer),
+            version: Arc::new(IndexVersion::empty(
+                config.score.clone(),
+                config.history_index,
+            )),
+            config,
+        })
+    }
+
+    /// The store's configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The ledger (every retained fact, history included).
+    pub fn ledger(&self) -> &Ledger {
+        &self.ledger
+    }
+
+    /// The newest published index version.
+    pub fn version(&self) -> Arc<IndexVersion> {
+        self.version.clone()
+    }
+
+    /// A retained fact.
+    pub fn fact(&self, id: FactId) -> Result<&Fact> {
+        self.ledger.get(id).ok_or(Error::UnknownFact(id))
+    }
+
+    /// Registers an entity name so the extractor recognizes it.
+    pub fn register_entity(&mut self, name: &str, kind: EntityKind) -> Result<()> {
+        check_name("entity", name)?;
+        if self.gazetteer.register(name, kind).is_none() {
+            return Err(Error::EmptyName { field: "entity" });
+        }
+        self.publish(self.ledger.seq());
+        Ok(())
+    }
+
+    /// Remembers one observation.
+    pub fn observe(&mut self, observation: Observation) -> Result<Receipt> {
+        let mut receipts = self.observe_batch(vec![observation])?;
+        // Infallible: one receipt per observation.
+        Ok(receipts.pop().expect("one receipt per observation"))
+    }
+
+    /// Remembers several observations in one commit (group commit): either
+    /// all are applied under one sequence number or, if any is invalid, none.
+    pub fn observe_batch(&mut self, observations: Vec<Observation>) -> Result<Vec<Receipt>> {
+        for o in &observations {
+            o.validate()?;
+        }
+        // Teach the gazetteer the batch's names first, so a message can be
+        // keyed on a participant it introduces. Done on a copy: nothing is
+        // changed until the commit.
+        let mut gazetteer = self.gazetteer.clone();
+        for o in &observations {
+            for p in &o.participants {
+                gazetteer.register(p, EntityKind::Person);
+            }
+            for e in &o.entities {
+                gazetteer.register(e, EntityKind::Other);
+            }
+        }
+        let drafts: Vec<Draft> = observations
+            .into_iter()
+            .map(|o| self.draft(o, &gazetteer))
+            .collect();
+        let commit = self.ledger.commit(drafts);
+        let keys: Vec<Option<Key>> = commit
+            .outcomes
+            .iter()
+            .map(|o| self.ledger.get(o.fact()).and_then(|f| f.body.key.clone()))
+            .collect();
+        self.apply(&commit);
+        Ok(commit
+            .outcomes
+            .into_iter()
+            .zip(keys)
+            .map(|(outcome, key)| Receipt {
+                seq: commit.seq,
+                outcome,
+                key,
+            })
+            .collect())
+    }
+
+    fn draft(&self, o: Observation, gazetteer: &Gazetteer) -> Draft {
+        let normalized = text::normalize(&o.text);
+        let participant_keys: Vec<Arc<str>> = o
+            .participants
+            .iter()
+            .map(|p| Arc::from(name_key(p)))
+            .collect();
+        let extraction = self
+            .extractor
+            .extract(&normalized, gazetteer, &participant_keys, |k| {
+                self.ledger.active_for_key(k).is_some()
+            });
+        let mut entities = extraction.entities;
+        entities.extend(o.entities.iter().map(|e| Arc::from(name_key(e))));
+        let (key, value) = match (o.key, extraction.keyed) {
+            (Some(key), _) => {
+                let value = o.value.map(|v| text::normalize(&v)).unwrap_or_else(|| {
+                    slots::find_values(&normalized)
+                        .first()
+                        .map(|v| normalized[v.start..v.end].to_owned())
+                        .unwrap_or_else(|| normalized.clone())
+                });
+                let key = Key {
+                    entity: name_key(&key.entity).into(),
+                    slot: name_key(&key.slot).into(),
+                    qualifier: key.qualifier.map(|q| name_key(&q).into()),
+                };
+                (Some(key), Some(value))
+            }
+            (None, Some(kv)) => (Some(kv.key), Some(kv.value)),
+            (None, None) => (None, None),
+        };
+        let (key, value) = if self.config.use_keys {
+            (key, value)
+        } else {
+            (None, None)
+        };
+        if let Some(k) = &key {
+            entities.push(k.entity.clone());
+        }
+        entities.sort();
+        entities.dedup();
+        Draft {
+            text: o.text,
+            normalized,
+            entities,
+            participants: o.participants.iter().map(|p| Arc::from(p.trim())).collect(),
+            key,
+            value,
+            stated_at: o.at,
+            source: o.source,
+        }
+    }
+
+    /// Applies a commit's changes to the gazetteer, graph and indexes, then
+    /// publishes a new version if anything changed.
+    fn apply(&mut self, commit: &Commit) {
+        if commit.changes.is_empty() {
+            return;
+        }
+        let half_life = self.config.graph.edge_half_life_days;
+        for change in &commit.changes {
+            match change {
+                Change::Recorded(id) => {
+                    let (body, observed) = self.snapshot(*id);
+                    for e in body.entities.iter() {
+                        self.gazetteer.learn(e, EntityKind::Other);
+                    }
+                    for p in body.participant_keys() {
+                        self.gazetteer.learn(&Arc::from(p), EntityKind::Person);
+                    }
+                    let nodes = self.nodes_of(&body);
+                    self.graph
+                        .strengthen(&nodes, contribution(observed, half_life));
+                    if self.history.is_some() {
+                        let doc = self.doc(*id, nodes);
+                        self.history.as_mut().map(|h| h.add(doc));
+                    }
+                }
+                Change::Activated(id) => {
+                    let (body, _) = self.snapshot(*id);
+                    let nodes = self.nodes_of(&body);
+                    let doc = self.doc(*id, nodes);
+                    self.active.add(doc);
+                }
+                Change::Deactivated(id) => {
+                    self.active.remove(*id);
+                }
+                Change::Refreshed { fact: id, previous } => {
+                    let (body, observed) = self.snapshot(*id);
+                    let nodes = self.nodes_of(&body);
+                    let gain =
+                        contribution(observed, half_life) - contribution(*previous, half_life);
+                    if gain > 0.0 {
+                        self.graph.strengthen(&nodes, gain);
+                    }
+                    if self.active.remove(*id) {
+                        let doc = self.doc(*id, nodes.clone());
+                        self.active.add(doc);
+                    }
+                    if self.history.as_mut().is_some_and(|h| h.remove(*id)) {
+                        let doc = self.doc(*id, nodes);
+                        self.history.as_mut().map(|h| h.add(doc));
+                    }
+                }
+                Change::Erased(body) => {
+                    self.active.remove(body.id);
+                    if let Some(h) = &mut self.history {
+                        h.remove(body.id);
+                    }
+                    for name in names_of(body) {
+                        self.gazetteer.unlearn(&name);
+                    }
+                    self.recompute_graph(body);
+                }
+            }
+        }
+        self.publish(commit.seq);
+    }
+
+    /// A retained fact's body and last-observed time.
+    fn snapshot(&self, id: FactId) -> (Arc<FactBody>, WallTime) {
+        // Infallible: changes name facts the commit just retained or updated.
+        let fact = self.ledger.get(id).expect("changes name retained facts");
+        (fact.body.clone(), fact.state.last_observed)
+    }
+
+    /// The index document of a retained fact.
+    fn doc(&self, id: FactId, nodes: Vec<NodeId>) -> DocInput {
+        // Infallible: as in `snapshot`.
+        doc_input(
+            self.ledger.get(id).expect("changes name retained facts"),
+            nodes.into(),
+        )
+    }
+
+    fn nodes_of(&mut self, body: &FactBody) -> Vec<NodeId> {
+        names_of(body)
+            .iter()
+            .map(|n| self.graph.intern(n))
+            .collect()
+    }
+
+    /// Exact graph weights around an erased fact, from the facts that remain.
+    fn recompute_graph(&mut self, body: &FactBody) {
+        let nodes: Vec<(NodeId, Arc<str>)> = names_of(body)
+            .into_iter()
+            .filter_map(|n| self.graph.graph().node(&n).map(|id| (id, n)))
+            .collect();
+        let ledger = &self.ledger;
+        let half_life = self.config.graph.edge_half_life_days;
+        self.graph.recompute(
+            &nodes,
+            |name| !ledger.facts_naming(name).is_empty(),
+            |a, b| {
+                ledger
+                    .facts_naming(a)
+                    .iter()
+                    .filter_map(|id| ledger.get(*id))
+                    .filter(|f| names_of(&f.body).iter().any(|n| &**n == b))
+                    .map(|f| contribution(f.state.last_observed, half_life))
+                    .sum()
+            },
+        );
+    }
+
+    fn publish(&mut self, seq: Seq) {
+        let active = self.active.commit();
+        let history = self.history.as_mut().map(CorpusWriter::commit);
+        self.version = Arc::new(IndexVersion {
+            seq,
+            committed_at: self.ledger.committed_at(),
+            active,
+            history,
+            graph: self.graph.graph().clone(),
+            gazetteer: self.gazetteer.clone(),
+            params: self.config.score.clone(),
+        });
+    }
+
+    /// Retrieves a memory block from the newest version.
+    pub fn retrieve(&self, request: &Request) -> Result<Block> {
+        retrieve(&self.version, request)
+    }
+
+    /// Retrieves from the store as it was at `as_of` (transaction time): the
+    /// facts active then, indexed on the fly. Costs a build of that view.
+    pub fn retrieve_as_of(&self, request: &Request, as_of: AsOf) -> Result<Block> {
+        request.validate()?;
+        let docs: Vec<DocInput> = self
+            .ledger
+            .active_as_of(as_of)
+            .into_iter()
+            .map(|f| {
+                let nodes: Vec<NodeId> = names_of(&f.body)
+                    .iter()
+                    .filter_map(|n| self.graph.graph().node(n))
+                    .collect();
+                doc_input(f, nodes.into())
+            })
+            .collect();
+        let corpus = Corpus::from_views(vec![SegmentView::new(Arc::new(Segment::build(
+            docs,
+            &self.config.score,
+        )))]);
+        let version = IndexVersion {
+            active: corpus,
+            history: None,
+            ..(*self.version).clone()
+        };
+        let mut ranker = request.ranker.clone();
+        ranker.validity = true;
+        retrieve(
+            &version,
+            &Request {
+                ranker,
+                ..request.clone()
+            },
+        )
+    }
+
+    /// The facts active at a point in transaction time.
+    pub fn as_of(&self, at: AsOf) -> Vec<&Fact> {
+        self.ledger.active_as_of(at)
+    }
+
+    /// A fact's version history, newest first.
+    pub fn history(&self, id: FactId) -> Result<Vec<&Fact>> {
+        self.ledger.history(id)
+    }
+
+    /// Records that facts were served at `at` (feeds the usage term).
+    pub fn record_usage(&mut self, ids: &[FactId], at: WallTime) -> Seq {
+        let commit = self.ledger.record_usage(ids, at);
+        self.apply(&commit);
+        commit.seq
+    }
+
+    /// Retires keyless facts whose retention at `at` is below the threshold,
+    /// and graph edges below theirs. Returns the facts retired.
+    pub fn prune(&mut self, at: WallTime) -> Vec<FactId> {
+        let commit = self
+            .ledger
+            .prune(at, self.config.pruning.retention_threshold);
+        self.graph.prune(at);
+        let retired = commit
+            .changes
+            .iter()
+            .filter_map(|c| match c {
+                Change::Deactivated(id) => Some(*id),
+                _ => None,
+            })
+            .collect();
+        self.apply(&commit);
+        if commit.changes.is_empty() {
+            self.publish(self.ledger.seq());
+        }
+        retired
+    }
+
+    /// Erases facts for good (see [`Forget`]); returns the ids erased.
+    pub fn forget(&mut self, what: &Forget, at: WallTime) -> Result<Vec<FactId>> {
+        if let Forget::Entity(name) = what {
+            check_name("entity", name)?;
+        }
+        let commit = self.ledger.forget(what, at)?;
+        let erased = commit
+            .changes
+            .iter()
+            .filter_map(|c| match c {
+                Change::Erased(b) => Some(b.id),
+                _ => None,
+            })
+            .collect();
+        if let Forget::Entity(name) = what {
+            self.gazetteer.remove(&name_key(name));
+        }
+        self.apply(&commit);
+        if commit.changes.is_empty() {
+            self.publish(self.ledger.seq());
+        }
+        Ok(erased)
+    }
+
+    /// Waits for background index merges and publishes the result.
+    pub fn wait_for_merges(&mut self) {
+        self.active.wait_for_merges();
+        if let Some(h) = &mut self.history {
+            h.wait_for_merges();
+        }
+        self.publish(self.ledger.seq());
+    }
+}
+
+fn doc_input(fact: &Fact, nodes: Box<[NodeId]>) -> DocInput {
+    DocInput {
+        body: fact.body.clone(),
+        attrs: DocAttrs {
+            last_observed: fact.state.last_observed,
+            usage: fact.state.usage,
+        },
+        nodes,
+    }
+}

@@ -1,0 +1,188 @@
+//! Ranking: the PFM scorer and the baseline arms, which share one interface.
+//!
+//! # The PFM score
+//! For request `q` at time `t` and fact `f`:
+//!
+//! ```text
+//! score(q, f) = BM25F(q, f) · R(f, t) · (1 + η · U(f, t) / (1 + U(f, t))) · (1 + γ · A(q, f))
+//! ```
+//!
+//! - `BM25F` is Eq. (3) of the paper over the text, entity and participant
+//!   fields (weights 1.0 / 2.5 / 2.0), with query weights from positional
+//!   decay and the additive participant weight `β`.
+//! - `R = ε + (1 - ε) · 2^-((t - s_f) / T_rec)` is recency with floor `ε`.
+//! - `U` is the fact's decayed usage count; the factor is bounded by `1 + η`.
+//! - `A ∈ [0, 1]` is the strongest activation among the fact's entities and
+//!   participants after one hop of spreading from the request's seeds.
+//!
+//! The paper fixes each term's parameters but not how the terms combine. We
+//! multiply: BM25F's scale moves with query length and idf, so an additive
+//! bonus of fixed size would mean a lot to one query and nothing to another,
+//! while a factor changes every query's ranking by the same proportion. The
+//! product also keeps a fact with no lexical evidence at zero, so the
+//! candidates are exactly the documents on the query terms' posting lists and
+//! retrieval cost follows those lists, as Appendix H reports. Every factor is
+//! bounded, which dynamic pruning needs, and each is switched off for the
+//! ablations by a [`Ranker`] flag.
+
+pub mod query;
+pub mod scorer;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+pub use query::{QueryTerm, query_terms};
+pub use scorer::{Scored, Scratch, shortlist};
+
+/// How a request's participants enter the query.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ParticipantTerms {
+    /// Not at all.
+    Off,
+    /// Each participant token with the additive weight `β` (PFM).
+    Weighted,
+    /// Each participant token with weight 1, as plain query words (BM25 + P_t).
+    Plain,
+}
+
+/// A retrieval arm: which signals the scorer uses. All arms share the
+/// selection rule and the block format.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Ranker {
+    /// Stable snake_case name (`pfm`, `bm25_validity_p`, …).
+    pub name: String,
+    /// BM25F field weights (text, entities, participants); a zero drops the field.
+    pub field_weights: [f32; 3],
+    /// How participants enter the query.
+    pub participant_terms: ParticipantTerms,
+    /// Positional decay of context terms.
+    pub positional_decay: bool,
+    /// Cap the number of context terms.
+    pub term_cap: bool,
+    /// Multiply by recency.
+    pub recency: bool,
+    /// Multiply by the usage factor.
+    pub usage: bool,
+    /// Multiply by the association factor.
+    pub graph: bool,
+    /// Participants seed the graph activation.
+    pub participant_seeds: bool,
+    /// Retrieve from active facts only; `false` reads every retained version.
+    pub validity: bool,
+}
+
+impl Ranker {
+    /// The PFM reference ranker with every term on.
+    pub fn pfm() -> Self {
+        Ranker {
+            name: "pfm".into(),
+            field_weights: [1.0, 2.5, 2.0],
+            participant_terms: ParticipantTerms::Weighted,
+            positional_decay: true,
+            term_cap: true,
+            recency: true,
+            usage: true,
+            graph: true,
+            participant_seeds: true,
+            validity: true,
+        }
+    }
+
+    /// A BM25 baseline over the text field. `participants` supplies the
+    /// participant names to the query and to the fact text (as a field of
+    /// text weight, which is the same as appending them to the text).
+    pub fn bm25(validity: bool, recency: bool, participants: bool) -> Self {
+        let mut name = String::from("bm25");
+        if validity {
+            name.push_str("_validity");
+        }
+        if recency {
+            name.push_str("_recency");
+        }
+        if participants {
+            name.push_str("_p");
+        }
+        Ranker {
+            name,
+            field_weights: [1.0, 0.0, if participants { 1.0 } else { 0.0 }],
+            participant_terms: if participants {
+                ParticipantTerms::Plain
+            } else {
+                ParticipantTerms::Off
+            },
+            positional_decay: false,
+            term_cap: false,
+            recency,
+            usage: false,
+            graph: false,
+            participant_seeds: false,
+            validity,
+        }
+    }
+
+    /// The arm with this name: `pfm`, or `bm25[_validity][_recency][_p]`.
+    pub fn named(name: &str) -> Result<Self> {
+        if name == "pfm" {
+            return Ok(Ranker::pfm());
+        }
+        let unknown = || {
+            Error::InvalidConfig(format!(
+                "unknown ranker {name:?}: use pfm or bm25[_validity][_recency][_p] (e.g. bm25_validity_p)"
+            ))
+        };
+        let mut rest = name.strip_prefix("bm25").ok_or_else(unknown)?;
+        let mut flag = |suffix: &str| match rest.strip_prefix(suffix) {
+            Some(r) => {
+                rest = r;
+                true
+            }
+            None => false,
+        };
+        let (validity, recency, participants) = (flag("_validity"), flag("_recency"), flag("_p"));
+        if !rest.is_empty() {
+            return Err(unknown());
+        }
+        Ok(Ranker::bm25(validity, recency, participants))
+    }
+
+    /// The fields with non-zero weight, as a bit mask (bit 0 text).
+    pub fn field_mask(&self) -> usize {
+        self.field_weights
+            .iter()
+            .enumerate()
+            .filter(|(_, w)| **w > 0.0)
+            .map(|(i, _)| 1 << i)
+            .sum()
+    }
+}
+
+impl Default for Ranker {
+    fn default() -> Self {
+        Ranker::pfm()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for name in [
+            "pfm",
+            "bm25",
+            "bm25_p",
+            "bm25_validity",
+            "bm25_validity_p",
+            "bm25_recency",
+            "bm25_validity_recency_p",
+        ] {
+            assert_eq!(Ranker::named(name).unwrap().name, name);
+        }
+        assert!(Ranker::named("bm25_p_validity").is_err());
+        assert!(Ranker::named("dense").is_err());
+        assert_eq!(Ranker::bm25(true, false, true).field_mask(), 0b101);
+    }
+}

@@ -1,0 +1,140 @@
+//! A retrieval request and the read path: a pure function of one
+//! [`IndexVersion`] and one [`Request`].
+
+use std::cell::RefCell;
+
+use serde::{Deserialize, Serialize};
+
+use crate::block::{self, Block, MIN_BUDGET};
+use crate::error::{Error, Result, check_name, check_no_control};
+use crate::index::IndexVersion;
+use crate::rank::{Ranker, Scratch, scorer::Query, shortlist};
+use crate::time::WallTime;
+
+/// What an agent asks memory for before it generates.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Request {
+    /// Local context: the unfinished message.
+    pub context: String,
+    /// Participants `P_t` of the conversation.
+    #[serde(default)]
+    pub participants: Vec<String>,
+    /// When the request is made (recency and usage are measured to it).
+    pub at: WallTime,
+    /// At most this many facts.
+    #[serde(default = "default_k")]
+    pub k: usize,
+    /// At most this many characters in the whole block.
+    #[serde(default = "default_budget")]
+    pub budget: usize,
+    /// Candidates scored before selection.
+    #[serde(default = "default_shortlist")]
+    pub shortlist: usize,
+    /// The retrieval arm.
+    #[serde(default)]
+    pub ranker: Ranker,
+}
+
+fn default_k() -> usize {
+    6
+}
+fn default_budget() -> usize {
+    800
+}
+fn default_shortlist() -> usize {
+    50
+}
+
+impl Request {
+    /// A request with the paper's defaults (k = 6, B = 800, shortlist 50, PFM).
+    pub fn new(context: impl Into<String>, at: WallTime) -> Self {
+        Request {
+            context: context.into(),
+            participants: Vec::new(),
+            at,
+            k: default_k(),
+            budget: default_budget(),
+            shortlist: default_shortlist(),
+            ranker: Ranker::pfm(),
+        }
+    }
+
+    /// Sets the participants.
+    pub fn with_participants<S: Into<String>>(
+        mut self,
+        participants: impl IntoIterator<Item = S>,
+    ) -> Self {
+        self.participants = participants.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Sets `k`.
+    pub fn with_k(mut self, k: usize) -> Self {
+        self.k = k;
+        self
+    }
+
+    /// Sets the character budget.
+    pub fn with_budget(mut self, budget: usize) -> Self {
+        self.budget = budget;
+        self
+    }
+
+    /// Sets the ranker.
+    pub fn with_ranker(mut self, ranker: Ranker) -> Self {
+        self.ranker = ranker;
+        self
+    }
+
+    /// Checks the request: `k >= 1`, a budget that holds a line, clean text.
+    pub fn validate(&self) -> Result<()> {
+        if self.k == 0 {
+            return Err(Error::ZeroK);
+        }
+        if self.budget < MIN_BUDGET {
+            return Err(Error::BudgetTooSmall {
+                budget: self.budget,
+                min: MIN_BUDGET,
+            });
+        }
+        if self.shortlist == 0 {
+            return Err(Error::InvalidConfig("shortlist must be >= 1".into()));
+        }
+        check_no_control("context", &self.context)?;
+        for p in &self.participants {
+            check_name("participant", p)?;
+        }
+        Ok(())
+    }
+}
+
+/// Retrieves a block with caller-owned scratch buffers (one per thread).
+pub fn retrieve_with(
+    version: &IndexVersion,
+    request: &Request,
+    scratch: &mut Scratch,
+) -> Result<Block> {
+    request.validate()?;
+    let query = Query {
+        context: &request.context,
+        participants: &request.participants,
+        at: request.at,
+    };
+    let list = shortlist(
+        version,
+        query,
+        &request.ranker,
+        request.shortlist.max(request.k),
+        scratch,
+    )?;
+    Ok(block::select(&list, request.k, request.budget))
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+/// Retrieves a block using this thread's scratch buffers.
+pub fn retrieve(version: &IndexVersion, request: &Request) -> Result<Block> {
+    SCRATCH.with(|s| retrieve_with(version, request, &mut s.borrow_mut()))
+}

@@ -1,0 +1,451 @@
+//! Text normalization, tokenization, stop words and token-boundary containment.
+//!
+//! One normalization serves three readers: the index (terms), the extractor
+//! (values and nouns) and the evaluation judge (does a block expose a value?).
+//! Keeping them on one function is what makes "the block contains the value"
+//! mean the same thing at write time and at judgement time.
+//!
+//! Normalization follows Appendix B of the PFM paper:
+//! 1. lowercase;
+//! 2. month names become their three-letter abbreviations (`December` → `dec`,
+//!    `Sept` → `sep`), whole words only;
+//! 3. digit-grouping commas are removed (`1,200` → `1200`) — a comma between a
+//!    digit and exactly three digits;
+//! 4. no space before am/pm (`9:30 am` → `9:30am`); `a.m.`/`p.m.` become `am`/`pm`;
+//! 5. typographic apostrophes become `'`.
+//!
+//! Tokens are maximal runs of alphanumeric characters; a single connector
+//! (`:` `.` `-` `/` `'` `_`) between two alphanumerics stays inside the token,
+//! so `9:30am`, `2025-06-11`, `16c` and `check-in` are one token each while a
+//! sentence-final period is not part of the word before it. A possessive `'s`
+//! is dropped (`alex's` → `alex`).
+
+/// Normalizes `text` as described in the module documentation.
+///
+/// Idempotent: `normalize(&normalize(x)) == normalize(x)` (checked by
+/// `normalize_is_idempotent`).
+pub fn normalize(text: &str) -> String {
+    let lower = if text.is_ascii() {
+        text.to_ascii_lowercase()
+    } else {
+        text.to_lowercase().replace(['\u{2019}', '\u{2018}'], "'")
+    };
+    let chars: Vec<char> = lower.chars().collect();
+    let mut out = String::with_capacity(lower.len());
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c.is_alphabetic() {
+            let start = i;
+            while i < chars.len() && chars[i].is_alphabetic() {
+                i += 1;
+            }
+            let word: String = chars[start..i].iter().collect();
+            // `a.m.` / `p.m.` after a number.
+            if (word == "a" || word == "p")
+                && chars.get(i) == Some(&'.')
+                && chars.get(i + 1) == Some(&'m')
+                && !chars.get(i + 2).is_some_and(|c| c.is_alphanumeric())
+                && ends_with_digit_then_space(&out)
+            {
+                trim_trailing_space(&mut out);
+                out.push_str(if word == "a" { "am" } else { "pm" });
+                i += 2;
+                if chars.get(i) == Some(&'.') {
+                    i += 1;
+                }
+                continue;
+            }
+            if (word == "am" || word == "pm") && ends_with_digit_then_space(&out) {
+                trim_trailing_space(&mut out);
+            }
+            out.push_str(month_abbreviation(&word).unwrap_or(&word));
+            continue;
+        }
+        if c == ','
+            && out.ends_with(|p: char| p.is_ascii_digit())
+            && is_digit_group(&chars[i + 1..])
+        {
+            i += 1;
+            continue;
+        }
+        out.push(c);
+        i += 1;
+    }
+    out
+}
+
+/// True when `out` ends with a digit followed by one or more spaces.
+fn ends_with_digit_then_space(out: &str) -> bool {
+    let trimmed = out.trim_end_matches(' ');
+    trimmed.len() < out.len() && trimmed.ends_with(|c: char| c.is_ascii_digit())
+}
+
+fn trim_trailing_space(out: &mut String) {
+    let keep = out.trim_end_matches(' ').len();
+    out.truncate(keep);
+}
+
+/// Exactly three digits, then something that is not a digit (or the end).
+fn is_digit_group(rest: &[char]) -> bool {
+    rest.len() >= 3
+        && rest[..3].iter().all(|c| c.is_ascii_digit())
+        && !rest.get(3).is_some_and(|c| c.is_ascii_digit())
+}
+
+/// The abbreviation of a lowercase full month name, if `word` is one.
+pub fn month_abbreviation(word: &str) -> Option<&'static str> {
+    Some(match word {
+        "january" => "jan",
+        "february" => "feb",
+        "march" => "mar",
+        "april" => "apr",
+        "june" => "jun",
+        "july" => "jul",
+        "august" => "aug",
+        "september" | "sept" => "sep",
+        "october" => "oct",
+        "november" => "nov",
+        "december" => "dec",
+        _ => return None,
+    })
+}
+
+/// Whether `token` is a (normalized) month abbreviation.
+pub fn is_month(token: &str) -> bool {
+    matches!(
+        token,
+        "jan"
+            | "feb"
+            | "mar"
+            | "apr"
+            | "may"
+            | "jun"
+            | "jul"
+            | "aug"
+            | "sep"
+            | "oct"
+            | "nov"
+            | "dec"
+    )
+}
+
+fn is_connector(c: char) -> bool {
+    matches!(c, ':' | '.' | '-' | '/' | '\'' | '_')
+}
+
+/// Iterates over the tokens of already-normalized text, as sub-slices.
+pub fn tokens(normalized: &str) -> Tokens<'_> {
+    Tokens {
+        text: normalized,
+        pos: 0,
+    }
+}
+
+/// Iterator returned by [`tokens`].
+#[derive(Clone, Debug)]
+pub struct Tokens<'a> {
+    text: &'a str,
+    pos: usize,
+}
+
+impl<'a> Iterator for Tokens<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        let rest = &self.text[self.pos..];
+        let (skip, _) = rest.char_indices().find(|(_, c)| c.is_alphanumeric())?;
+        let start = self.pos + skip;
+        let mut end = start;
+        let mut chars = self.text[start..].char_indices().peekable();
+        while let Some((off, c)) = chars.next() {
+            if c.is_alphanumeric() {
+                end = start + off + c.len_utf8();
+            } else if is_connector(c)
+                && chars.peek().is_some_and(|(_, n)| n.is_alphanumeric())
+                && end == start + off
+            {
+                continue;
+            } else {
+                break;
+            }
+        }
+        self.pos = end;
+        // English possessive: `alex's` is the token `alex`.
+        let token = &self.text[start..end];
+        Some(match token.strip_suffix("'s") {
+            Some(stem) if !stem.is_empty() => stem,
+            _ => token,
+        })
+    }
+}
+
+/// Normalizes `text` and returns its tokens as owned strings.
+pub fn normalized_tokens(text: &str) -> Vec<String> {
+    tokens(&normalize(text)).map(str::to_owned).collect()
+}
+
+/// Whether a (normalized) token is a stop word.
+pub fn is_stop_word(token: &str) -> bool {
+    STOP_WORDS.binary_search(&token).is_ok()
+}
+
+/// Content tokens: tokens of `normalized` that are not stop words.
+pub fn content_tokens(normalized: &str) -> impl Iterator<Item = &str> {
+    tokens(normalized).filter(|t| !is_stop_word(t))
+}
+
+/// Token-boundary containment: whether the token sequence of `needle` occurs
+/// contiguously in the token sequence of `haystack`, both normalized first.
+///
+/// `"Dec 2"` is not contained in `"due Dec 24"`, `"9:30am"` is not contained in
+/// `"19:30am"`, and `"$1,200"` is contained in `"a day rate of 1200"`.
+pub fn contains(haystack: &str, needle: &str) -> bool {
+    let hay_norm = normalize(haystack);
+    let needle_norm = normalize(needle);
+    let hay: Vec<&str> = tokens(&hay_norm).collect();
+    let needle: Vec<&str> = tokens(&needle_norm).collect();
+    contains_tokens(&hay, &needle)
+}
+
+/// [`contains`] over token slices that are already normalized.
+pub fn contains_tokens<S: AsRef<str>, T: AsRef<str>>(hay: &[S], needle: &[T]) -> bool {
+    if needle.is_empty() {
+        return false;
+    }
+    hay.windows(needle.len()).any(|window| {
+        window
+            .iter()
+            .zip(needle)
+            .all(|(a, b)| a.as_ref() == b.as_ref())
+    })
+}
+
+/// English stop words (NLTK's list plus a few conversational fillers), sorted
+/// for binary search. Function words only: anything that can carry a slot value
+/// (numbers, months, `room`) or a name is deliberately absent.
+const STOP_WORDS: &[&str] = &[
+    "a",
+    "about",
+    "above",
+    "after",
+    "again",
+    "against",
+    "all",
+    "also",
+    "am",
+    "an",
+    "and",
+    "any",
+    "are",
+    "as",
+    "at",
+    "be",
+    "because",
+    "been",
+    "before",
+    "being",
+    "below",
+    "between",
+    "both",
+    "but",
+    "by",
+    "can",
+    "could",
+    "did",
+    "do",
+    "does",
+    "doing",
+    "don't",
+    "down",
+    "during",
+    "each",
+    "few",
+    "for",
+    "from",
+    "further",
+    "had",
+    "has",
+    "have",
+    "having",
+    "he",
+    "her",
+    "here",
+    "hers",
+    "herself",
+    "him",
+    "himself",
+    "his",
+    "how",
+    "i",
+    "i'm",
+    "if",
+    "in",
+    "into",
+    "is",
+    "it",
+    "it's",
+    "its",
+    "itself",
+    "just",
+    "let's",
+    "me",
+    "more",
+    "most",
+    "my",
+    "myself",
+    "no",
+    "nor",
+    "not",
+    "now",
+    "of",
+    "off",
+    "on",
+    "once",
+    "only",
+    "or",
+    "other",
+    "our",
+    "ours",
+    "ourselves",
+    "out",
+    "over",
+    "own",
+    "same",
+    "she",
+    "should",
+    "so",
+    "some",
+    "such",
+    "than",
+    "that",
+    "that's",
+    "the",
+    "their",
+    "theirs",
+    "them",
+    "themselves",
+    "then",
+    "there",
+    "these",
+    "they",
+    "this",
+    "those",
+    "through",
+    "to",
+    "too",
+    "under",
+    "until",
+    "up",
+    "very",
+    "was",
+    "we",
+    "were",
+    "what",
+    "when",
+    "where",
+    "which",
+    "while",
+    "who",
+    "whom",
+    "why",
+    "will",
+    "with",
+    "would",
+    "you",
+    "your",
+    "yours",
+    "yourself",
+    "yourselves",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stop_words_are_sorted_for_binary_search() {
+        assert!(STOP_WORDS.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn appendix_b_normalization() {
+        assert_eq!(normalize("Moved to December 24"), "moved to dec 24");
+        assert_eq!(normalize("Sept 3 and September 4"), "sep 3 and sep 4");
+        assert_eq!(normalize("A day rate of $1,200"), "a day rate of $1200");
+        assert_eq!(normalize("cap 1,200,000 EUR"), "cap 1200000 eur");
+        assert_eq!(normalize("at 9:30 AM"), "at 9:30am");
+        assert_eq!(normalize("at 9 pm."), "at 9pm.");
+        assert_eq!(normalize("at 10:45 a.m. sharp"), "at 10:45am sharp");
+        assert_eq!(normalize("Alex’s standup"), "alex's standup");
+    }
+
+    #[test]
+    fn normalization_leaves_lookalikes_alone() {
+        // Not digit grouping: a list, and a decimal-looking group of four.
+        assert_eq!(normalize("rooms 4, 500 and 6"), "rooms 4, 500 and 6");
+        assert_eq!(normalize("1,2345"), "1,2345");
+        // "am" as a word, not after a number.
+        assert_eq!(normalize("I am here"), "i am here");
+        // Month names only as whole words.
+        assert_eq!(normalize("Marches and Mayday"), "marches and mayday");
+    }
+
+    #[test]
+    fn normalize_is_idempotent() {
+        for s in [
+            "Moved to December 24, 2025 at 9:30 AM",
+            "Budget cap: $12,500.00",
+            "room 16C, 10 a.m.",
+        ] {
+            let once = normalize(s);
+            assert_eq!(normalize(&once), once);
+        }
+    }
+
+    #[test]
+    fn tokens_keep_values_whole() {
+        let toks: Vec<&str> =
+            tokens("the standup is moved to room 16c at 9:30am on 2025-06-11.").collect();
+        assert_eq!(
+            toks,
+            [
+                "the",
+                "standup",
+                "is",
+                "moved",
+                "to",
+                "room",
+                "16c",
+                "at",
+                "9:30am",
+                "on",
+                "2025-06-11"
+            ]
+        );
+        let toks: Vec<&str> = tokens("check-in -- at: $1200... 'quoted' alex's").collect();
+        assert_eq!(toks, ["check-in", "at", "1200", "quoted", "alex"]);
+    }
+
+    #[test]
+    fn containment_respects_token_boundaries() {
+        assert!(!contains("The deadline is Dec 24.", "Dec 2"));
+        assert!(contains("The deadline is Dec 2.", "Dec 2"));
+        assert!(contains("The deadline is December 2.", "dec 2"));
+        assert!(!contains("moved to 19:30am", "9:30am"));
+        assert!(contains("moved to 9:30 AM", "9:30am"));
+        assert!(contains("a day rate of $1,200", "$1200"));
+        assert!(!contains("a day rate of $12,000", "$1200"));
+        assert!(!contains("room 16C", "room 16"));
+        assert!(!contains("anything", ""));
+    }
+
+    #[test]
+    fn stop_words_and_content_tokens() {
+        let norm = normalize("the standup with Alex is at");
+        let content: Vec<&str> = content_tokens(&norm).collect();
+        assert_eq!(content, ["standup", "alex"]);
+        assert!(!is_stop_word("room"));
+        assert!(!is_stop_word("may"));
+    }
+}

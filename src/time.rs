@@ -1,0 +1,184 @@
+//! Wall-clock time as the store sees it: milliseconds since the Unix epoch, UTC.
+//!
+//! Parsing goes through `jiff`; formatting the block's `YYYY-MM-DD` label is a
+//! few integer operations (Howard Hinnant's `civil_from_days`) because it runs
+//! once per block line on the read path.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::Error;
+
+/// A point in wall-clock time, in milliseconds since 1970-01-01T00:00:00Z.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(transparent)]
+pub struct WallTime(i64);
+
+/// Milliseconds in one day.
+pub const DAY_MS: i64 = 86_400_000;
+
+impl WallTime {
+    /// The Unix epoch.
+    pub const EPOCH: WallTime = WallTime(0);
+
+    /// From milliseconds since the epoch.
+    pub const fn from_millis(ms: i64) -> Self {
+        WallTime(ms)
+    }
+
+    /// From whole seconds since the epoch (the synthetic corpus uses these).
+    pub const fn from_secs(secs: i64) -> Self {
+        WallTime(secs.saturating_mul(1000))
+    }
+
+    /// Milliseconds since the epoch.
+    pub const fn millis(self) -> i64 {
+        self.0
+    }
+
+    /// This time plus `ms` milliseconds (saturating).
+    pub const fn plus_millis(self, ms: i64) -> Self {
+        WallTime(self.0.saturating_add(ms))
+    }
+
+    /// Days elapsed from `earlier` to `self` (negative if `earlier` is later).
+    pub fn days_since(self, earlier: WallTime) -> f64 {
+        (self.0 - earlier.0) as f64 / DAY_MS as f64
+    }
+
+    /// Parses RFC 3339 (`2025-06-11T09:30:00Z`, any offset), a civil date
+    /// (`2025-06-11`, midnight UTC), a civil date-time without offset (taken as
+    /// UTC), or an integer number of seconds since the epoch.
+    pub fn parse(input: &str) -> Result<Self, Error> {
+        let s = input.trim();
+        let invalid = |reason: String| Error::InvalidTime {
+            input: input.to_owned(),
+            reason,
+        };
+        if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+            let secs: i64 = s
+                .parse()
+                .map_err(|e| invalid(format!("seconds since the epoch: {e}")))?;
+            return Ok(WallTime::from_secs(secs));
+        }
+        if let Ok(ts) = jiff::Timestamp::from_str(s) {
+            return Ok(WallTime(ts.as_millisecond()));
+        }
+        let civil = jiff::civil::DateTime::from_str(s)
+            .or_else(|_| jiff::civil::Date::from_str(s).map(|d| d.to_datetime(jiff::civil::Time::midnight())))
+            .map_err(|e| {
+                invalid(format!(
+                    "expected RFC 3339 (2025-06-11T09:30:00Z), a date (2025-06-11) or epoch seconds: {e}"
+                ))
+            })?;
+        let ts = civil
+            .to_zoned_datetime(jiff::tz::TimeZone::UTC)
+            .map_err(|e| invalid(e.to_string()))?
+            .timestamp();
+        Ok(WallTime(ts.as_millisecond()))
+    }
+
+    /// The UTC calendar date as `(year, month, day)`.
+    pub fn civil_date(self) -> (i64, u32, u32) {
+        civil_from_days(self.0.div_euclid(DAY_MS))
+    }
+
+    /// Writes the UTC date as `YYYY-MM-DD` into `out`.
+    pub fn write_date(self, out: &mut String) {
+        use std::fmt::Write;
+        let (y, m, d) = self.civil_date();
+        // Infallible: writing to a String cannot fail.
+        let _ = write!(out, "{y:04}-{m:02}-{d:02}");
+    }
+}
+
+impl fmt::Display for WallTime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match jiff::Timestamp::from_millisecond(self.0) {
+            Ok(ts) => write!(f, "{ts}"),
+            Err(_) => write!(f, "{}ms", self.0),
+        }
+    }
+}
+
+impl FromStr for WallTime {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Error> {
+        WallTime::parse(s)
+    }
+}
+
+/// Days since 1970-01-01 to a proleptic Gregorian `(year, month, day)`.
+/// From Howard Hinnant, "chrono-Compatible Low-Level Date Algorithms".
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_accepted_forms() {
+        let t = WallTime::parse("2025-06-11T09:30:00Z").unwrap();
+        assert_eq!(t.millis(), 1_749_634_200_000);
+        assert_eq!(WallTime::parse("2025-06-11T11:30:00+02:00").unwrap(), t);
+        assert_eq!(WallTime::parse("2025-06-11 09:30").unwrap(), t);
+        assert_eq!(
+            WallTime::parse("2025-06-11").unwrap().millis(),
+            1_749_600_000_000
+        );
+        assert_eq!(
+            WallTime::parse("1767225600").unwrap(),
+            WallTime::from_secs(1_767_225_600)
+        );
+    }
+
+    #[test]
+    fn rejects_what_does_not_parse_with_the_input_in_the_message() {
+        let err = WallTime::parse("next tuesday").unwrap_err();
+        assert!(err.to_string().contains("next tuesday"), "{err}");
+        assert!(WallTime::parse("2025-13-40").is_err());
+        assert!(WallTime::parse("").is_err());
+    }
+
+    #[test]
+    fn civil_dates_match_jiff() {
+        for ms in [
+            0,
+            1_749_634_200_000,
+            -86_400_001,
+            951_782_400_000,
+            4_102_444_800_000,
+        ] {
+            let ours = WallTime(ms).civil_date();
+            let zoned = jiff::Timestamp::from_millisecond(ms)
+                .unwrap()
+                .to_zoned_datetime(jiff::tz::TimeZone::UTC);
+            let d = zoned.date();
+            assert_eq!(
+                ours,
+                (d.year() as i64, d.month() as u32, d.day() as u32),
+                "{ms}"
+            );
+        }
+        let mut s = String::new();
+        WallTime::parse("2025-06-11T23:59:59Z")
+            .unwrap()
+            .write_date(&mut s);
+        assert_eq!(s, "2025-06-11");
+    }
+}
