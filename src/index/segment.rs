@@ -9,10 +9,14 @@
 //! 3. `presence[t][p - 1]` counts the documents whose fields containing `t`
 //!    form the bit pattern `p` (bit 0 text, 1 entities, 2 participants), so a
 //!    ranker that uses any subset of fields gets its exact document frequency.
-//! 4. `rec[d] = 2^((s_d - rec_anchor) / T_rec)` with `rec_anchor` the latest
-//!    `s_d` in the segment, so `rec[d] ∈ (0, 1]` and the recency decay at
-//!    query time `t` is `rec[d] · 2^-((t - rec_anchor) / T_rec)`: one `exp2`
-//!    per segment and query instead of one per document. `use_lin` likewise.
+//! 4. `rec[d] = 2^((s_d - A) / T_rec)` for the fixed [`TIME_ANCHOR`] `A`, so
+//!    the recency decay at query time `t` is `rec[d] · 2^-((t - A) / T_rec)`:
+//!    one `exp2` per query instead of one per document. `use_lin` likewise
+//!    holds `U_d · 2^((u_d - A) / T_u)`. One anchor for every segment makes
+//!    the product, and so every score, bit-identical however the index is
+//!    cut into segments. In `f64` the factors stay finite for times within
+//!    about 1,000 half-lives of `A` (2025 ± 39 years at the 14-day usage
+//!    half-life, ± 84 years for recency).
 //!
 //! Built by [`Segment::build`]; checked by the unit tests below and by
 //! `tests/index.rs`, which compares every layout of segments with one segment.
@@ -109,6 +113,9 @@ pub fn df_for_mask(presence: &[u32; 7], mask: usize) -> u32 {
         .sum()
 }
 
+/// The anchor `A` of invariant 4: 2025-01-01T00:00:00Z.
+pub const TIME_ANCHOR: WallTime = WallTime::from_millis(1_735_689_600_000);
+
 static NEXT_SEGMENT_ID: AtomicU64 = AtomicU64::new(1);
 
 /// An immutable segment.
@@ -121,12 +128,10 @@ pub struct Segment {
     attrs: Vec<DocAttrs>,
     /// Per-document token count per field.
     lens: Vec<[u16; FIELDS]>,
-    /// Linear recency (invariant 4).
-    rec: Vec<f32>,
-    rec_anchor: WallTime,
-    /// Linear usage (invariant 4).
-    use_lin: Vec<f32>,
-    use_anchor: WallTime,
+    /// Anchored recency (invariant 4).
+    rec: Vec<f64>,
+    /// Anchored usage (invariant 4).
+    use_lin: Vec<f64>,
     terms: FxHashMap<Box<str>, u32>,
     term_ranges: Vec<(u32, u32)>,
     presence: Vec<[u32; 7]>,
@@ -196,28 +201,17 @@ impl Segment {
                 (node, (start, l.len() as u32))
             })
             .collect();
-        let rec_anchor = docs
-            .iter()
-            .map(|d| d.attrs.last_observed)
-            .max()
-            .unwrap_or(WallTime::EPOCH);
         let rec = docs
             .iter()
             .map(|d| {
                 half_lives(
                     d.attrs.last_observed,
-                    rec_anchor,
+                    TIME_ANCHOR,
                     params.recency_half_life_days,
                 )
-                .exp2() as f32
+                .exp2()
             })
             .collect();
-        let use_anchor = docs
-            .iter()
-            .filter(|d| d.attrs.usage.value > 0.0)
-            .map(|d| d.attrs.usage.at)
-            .max()
-            .unwrap_or(WallTime::EPOCH);
         let use_lin = docs
             .iter()
             .map(|d| {
@@ -225,8 +219,7 @@ impl Segment {
                 if u.value == 0.0 {
                     0.0
                 } else {
-                    (u.value * half_lives(u.at, use_anchor, params.usage_half_life_days).exp2())
-                        as f32
+                    u.value * half_lives(u.at, TIME_ANCHOR, params.usage_half_life_days).exp2()
                 }
             })
             .collect();
@@ -237,9 +230,7 @@ impl Segment {
             attrs: docs.iter().map(|d| d.attrs).collect(),
             lens,
             rec,
-            rec_anchor,
             use_lin,
-            use_anchor,
             terms,
             term_ranges,
             presence,
@@ -330,16 +321,16 @@ impl Segment {
         self.lens[doc as usize]
     }
 
-    /// Linear recency of a local document and the segment's anchor (invariant 4).
+    /// Anchored recency of the documents (invariant 4).
     #[inline]
-    pub fn rec(&self) -> (&[f32], WallTime) {
-        (&self.rec, self.rec_anchor)
+    pub fn rec(&self) -> &[f64] {
+        &self.rec
     }
 
-    /// Linear usage of the documents and the segment's anchor (invariant 4).
+    /// Anchored usage of the documents (invariant 4).
     #[inline]
-    pub fn use_lin(&self) -> (&[f32], WallTime) {
-        (&self.use_lin, self.use_anchor)
+    pub fn use_lin(&self) -> &[f64] {
+        &self.use_lin
     }
 
     /// The id of a term in this segment.

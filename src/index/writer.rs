@@ -26,7 +26,7 @@ use crate::fact::FactId;
 /// Segments merged at once, and the base of the size tiers.
 pub const MERGE_FACTOR: usize = 8;
 /// Merges up to this many documents run inside the commit.
-pub const INLINE_MERGE_DOCS: usize = 4096;
+pub const INLINE_MERGE_DOCS: usize = 1024;
 
 struct MergeDone {
     merged: Segment,
@@ -240,5 +240,68 @@ impl CorpusWriter {
             }
             return;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::fact::{FactBody, Usage};
+    use crate::index::segment::DocAttrs;
+    use crate::time::WallTime;
+
+    fn doc(id: u64) -> DocInput {
+        DocInput {
+            body: Arc::new(FactBody {
+                id: FactId(id),
+                text: format!("word{} common", id % 13).into(),
+                entities: Box::new([]),
+                participants: Box::new([]),
+                key: None,
+                value: None,
+                stated_at: WallTime::from_secs(id as i64),
+                source: None,
+            }),
+            attrs: DocAttrs {
+                last_observed: WallTime::from_secs(id as i64),
+                usage: Usage::default(),
+            },
+            nodes: Box::new([]),
+        }
+    }
+
+    #[test]
+    fn background_merge_keeps_deletions_made_while_it_ran() {
+        let mut w = CorpusWriter::new(ScoreParams::default(), MergeMode::Background);
+        let mut next = 0u64;
+        // Single-document commits until a merge too large to run inline starts.
+        while !w.merging() {
+            w.add(doc(next));
+            next += 1;
+            w.commit();
+            assert!(next < 20_000, "a background merge should have started");
+        }
+        // Delete documents that are inside the merge's snapshot.
+        let deleted: Vec<u64> = (0..next).step_by(3).collect();
+        for &id in &deleted {
+            assert!(w.remove(FactId(id)));
+        }
+        let corpus = w.wait_for_merges();
+        assert!(!w.merging());
+        let live: Vec<u64> = corpus.live().map(|(v, d)| v.segment.fact_id(d).0).collect();
+        let want: Vec<u64> = (0..next).filter(|id| id % 3 != 0).collect();
+        let mut live_sorted = live.clone();
+        live_sorted.sort();
+        assert_eq!(live_sorted, want);
+        assert_eq!(corpus.live_docs(), want.len() as u64);
+        assert_eq!(corpus.df("common", 0b111), want.len() as u32);
+        let word0 = want.iter().filter(|id| *id % 13 == 0).count() as u32;
+        assert_eq!(corpus.df("word0", 0b111), word0);
+        assert!(
+            corpus.views().len() < MERGE_FACTOR * 6,
+            "segments stay logarithmic"
+        );
     }
 }

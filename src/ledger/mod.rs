@@ -110,8 +110,9 @@ pub enum Outcome {
     History {
         /// The new (inactive) fact.
         fact: FactId,
-        /// The active value it did not displace.
-        active: FactId,
+        /// The later-stated version it was placed under (the active value,
+        /// unless the key's active value was erased).
+        newer: FactId,
     },
 }
 
@@ -291,8 +292,26 @@ impl Ledger {
         }
         match (&draft.key, &draft.value) {
             (Some(key), Some(value)) => match self.active_by_key.get(key).copied() {
-                None => Outcome::Created {
-                    fact: self.create(draft, u, t, changes),
+                None => match self.newest_version(key) {
+                    None => Outcome::Created {
+                        fact: self.create(draft, u, t, changes),
+                    },
+                    // The key has history but no current value (its current
+                    // version was erased): the draft continues the chain.
+                    Some(head) => {
+                        let head_at = self.fact(head).body.stated_at;
+                        if self.ordering == Ordering::EventTime && draft.stated_at < head_at {
+                            Outcome::History {
+                                fact: self.insert_history(draft, head, changes),
+                                newer: head,
+                            }
+                        } else {
+                            let fact = self.create(draft, u, t, changes);
+                            self.fact_mut(fact).state.supersedes = Some(head);
+                            self.fact_mut(head).state.superseded_by = Some(fact);
+                            Outcome::Created { fact }
+                        }
+                    }
                 },
                 Some(active) if self.value_of(active) == Some(value.as_str()) => {
                     self.reobserve(active, draft.stated_at, changes);
@@ -303,7 +322,7 @@ impl Ledger {
                     if self.ordering == Ordering::EventTime && draft.stated_at < active_at {
                         Outcome::History {
                             fact: self.insert_history(draft, active, changes),
-                            active,
+                            newer: active,
                         }
                     } else {
                         self.supersede(draft, active, u, t, changes)
@@ -445,19 +464,23 @@ impl Ledger {
         Outcome::Superseded { fact, previous }
     }
 
+    /// The newest retained version of a key (the head of its chain).
+    fn newest_version(&self, key: &Key) -> Option<FactId> {
+        self.versions_by_key
+            .get(key)?
+            .iter()
+            .copied()
+            .find(|v| self.fact(*v).state.superseded_by.is_none())
+    }
+
     /// Event-time ordering: records `draft` as history in its key's chain at
-    /// the position its stated time gives, below `active`.
-    fn insert_history(
-        &mut self,
-        draft: Draft,
-        active: FactId,
-        changes: &mut Vec<Change>,
-    ) -> FactId {
+    /// the position its stated time gives, below `head`.
+    fn insert_history(&mut self, draft: Draft, head: FactId, changes: &mut Vec<Change>) -> FactId {
         let stated = draft.stated_at;
-        // Walk down from the active value to the first version stated no later
-        // than the draft; the draft goes between it and its successor.
-        let mut newer = active;
-        let mut older = self.fact(active).state.supersedes;
+        // Walk down from the head to the first version stated no later than
+        // the draft; the draft goes between it and its successor.
+        let mut newer = head;
+        let mut older = self.fact(head).state.supersedes;
         while let Some(o) = older {
             if self.fact(o).body.stated_at <= stated {
                 break;

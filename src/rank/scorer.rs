@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::fact::{FactBody, FactId, name_key};
 use crate::graph::NodeId;
 use crate::index::IndexVersion;
-use crate::index::segment::{FIELDS, df_for_mask, half_lives};
+use crate::index::segment::{FIELDS, TIME_ANCHOR, df_for_mask, half_lives};
 use crate::text;
 use crate::time::WallTime;
 
@@ -145,6 +145,8 @@ pub fn shortlist(
     };
     let eps = params.recency_floor;
     let (eta, gamma) = (params.usage_weight, params.graph_weight);
+    let crec = (-half_lives(query.at, TIME_ANCHOR, params.recency_half_life_days)).exp2();
+    let cuse = (-half_lives(query.at, TIME_ANCHOR, params.usage_half_life_days)).exp2();
 
     let Scratch {
         acc,
@@ -196,10 +198,7 @@ pub fn shortlist(
                 }
             }
         }
-        let (rec, rec_anchor) = seg.rec();
-        let crec = (-half_lives(query.at, rec_anchor, params.recency_half_life_days)).exp2() as f32;
-        let (use_lin, use_anchor) = seg.use_lin();
-        let cuse = (-half_lives(query.at, use_anchor, params.usage_half_life_days)).exp2() as f32;
+        let (rec, use_lin) = (seg.rec(), seg.use_lin());
         for &d in touched.iter() {
             let di = d as usize;
             let mut score = acc[di];
@@ -210,11 +209,12 @@ pub fn shortlist(
                 continue;
             }
             if ranker.recency {
-                let r = (rec[di] * crec).min(1.0);
+                // A fact observed after the request time counts as fresh.
+                let r = (rec[di] * crec).min(1.0) as f32;
                 score *= eps + (1.0 - eps) * r;
             }
             if ranker.usage && use_lin[di] > 0.0 {
-                let u = use_lin[di] * cuse;
+                let u = (use_lin[di] * cuse) as f32;
                 score *= 1.0 + eta * u / (1.0 + u);
             }
             if ranker.graph {

@@ -1,0 +1,191 @@
+//! Property tests of the ledger's invariants, Proposition 1 first: any
+//! sequence of keyed commits, re-observations, out-of-order arrivals, group
+//! commits, prunes, usage updates and erasures leaves at most one active fact
+//! per key in every published version, and every key's history stays
+//! reachable through `supersedes`.
+
+use std::collections::{HashMap, HashSet};
+
+use pfm::config::{Config, MergeMode, Ordering};
+use pfm::{FactId, Forget, Key, Memory, Observation, WallTime};
+use proptest::prelude::*;
+
+const ENTITIES: [&str; 3] = ["ann lee", "bo chan", "cy diaz"];
+const PARTICIPANTS: [&str; 2] = ["Dee Ford", "Eli Gray"];
+const SLOTS: [&str; 2] = ["meeting_time", "room"];
+
+#[derive(Clone, Debug)]
+enum Op {
+    /// A batch of keyed statements (a group commit).
+    Keyed(Vec<(usize, usize, u8, i64, usize)>),
+    /// A keyless statement about an entity.
+    Keyless {
+        entity: usize,
+        word: u8,
+        day: i64,
+        participant: usize,
+    },
+    /// Retention pruning at a day.
+    Prune { day: i64 },
+    /// Usage of the n-th retained fact.
+    Use { nth: usize, day: i64 },
+    /// Erase an entity or a participant.
+    ForgetName { name: usize },
+    /// Erase the n-th retained fact (and its key's history).
+    ForgetFact { nth: usize },
+}
+
+fn keyed() -> impl Strategy<Value = (usize, usize, u8, i64, usize)> {
+    (
+        0..ENTITIES.len(),
+        0..SLOTS.len(),
+        0u8..4,
+        0i64..400,
+        0..PARTICIPANTS.len(),
+    )
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        6 => prop::collection::vec(keyed(), 1..4).prop_map(Op::Keyed),
+        2 => (0..ENTITIES.len(), 0u8..3, 0i64..400, 0..PARTICIPANTS.len())
+            .prop_map(|(entity, word, day, participant)| Op::Keyless { entity, word, day, participant }),
+        1 => (0i64..800).prop_map(|day| Op::Prune { day }),
+        1 => (0usize..50, 0i64..400).prop_map(|(nth, day)| Op::Use { nth, day }),
+        1 => (0..ENTITIES.len() + PARTICIPANTS.len()).prop_map(|name| Op::ForgetName { name }),
+        1 => (0usize..50).prop_map(|nth| Op::ForgetFact { nth }),
+    ]
+}
+
+fn day(d: i64) -> WallTime {
+    WallTime::from_secs(1_767_225_600 + d * 86_400)
+}
+
+fn observation((e, s, v, d, p): (usize, usize, u8, i64, usize)) -> Observation {
+    let key = Key::new(ENTITIES[e], SLOTS[s]).unwrap();
+    let value = format!("v{v}");
+    Observation::new(format!("{} {} is {value}", ENTITIES[e], SLOTS[s]), day(d))
+        .with_participants([PARTICIPANTS[p]])
+        .with_key(key, Some(&value))
+}
+
+fn nth_fact(m: &Memory, nth: usize) -> Option<FactId> {
+    let ids: Vec<FactId> = m.ledger().facts().map(|f| f.id()).collect();
+    (!ids.is_empty()).then(|| ids[nth % ids.len()])
+}
+
+/// Every invariant that must hold after each step.
+fn check(m: &Memory, ordering: Ordering) -> Result<(), TestCaseError> {
+    m.ledger().verify().map_err(TestCaseError::fail)?;
+    let version = m.version();
+    prop_assert_eq!(version.seq, m.ledger().seq());
+
+    // Proposition 1 in the published version: one live document per key.
+    let mut keys = HashSet::new();
+    let mut live = HashSet::new();
+    for (view, doc) in version.active.live() {
+        let body = view.segment.body(doc);
+        live.insert(body.id);
+        if let Some(key) = &body.key {
+            prop_assert!(
+                keys.insert(key.clone()),
+                "key {} has two live documents",
+                key
+            );
+        }
+    }
+    // The version lists exactly the ledger's current facts.
+    let current: HashSet<FactId> = m.ledger().active().map(|f| f.id()).collect();
+    prop_assert_eq!(&live, &current);
+    prop_assert_eq!(version.active.live_docs() as usize, current.len());
+
+    // The surviving value is the last to arrive (arrival order) or the latest
+    // stated (event time), whenever the key has one.
+    let mut versions: HashMap<Key, Vec<&pfm::Fact>> = HashMap::new();
+    for f in m.ledger().facts() {
+        if let Some(k) = &f.body.key {
+            versions.entry(k.clone()).or_default().push(f);
+        }
+    }
+    for (key, vs) in versions {
+        let Some(cur) = vs.iter().find(|f| f.state.is_current()) else {
+            continue;
+        };
+        match ordering {
+            Ordering::Arrival => {
+                let newest = vs.iter().map(|f| f.id()).max().unwrap();
+                prop_assert_eq!(cur.id(), newest, "key {}", key);
+            }
+            Ordering::EventTime => {
+                let latest = vs.iter().map(|f| f.body.stated_at).max().unwrap();
+                prop_assert_eq!(cur.body.stated_at, latest, "key {}", key);
+            }
+        }
+        // History is reachable from the current value.
+        let chain: HashSet<FactId> = m
+            .history(cur.id())
+            .unwrap()
+            .iter()
+            .map(|f| f.id())
+            .collect();
+        prop_assert_eq!(chain.len(), vs.len(), "key {}", key);
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    #[test]
+    fn prop_one_active_per_key(ops in prop::collection::vec(op(), 1..40), event_time in any::<bool>()) {
+        let ordering = if event_time { Ordering::EventTime } else { Ordering::Arrival };
+        let mut m = Memory::new(Config { ordering, merge: MergeMode::Inline, ..Config::default() }).unwrap();
+        for op in ops {
+            match op {
+                Op::Keyed(batch) => {
+                    m.observe_batch(batch.into_iter().map(observation).collect()).unwrap();
+                }
+                Op::Keyless { entity, word, day: d, participant } => {
+                    let text = format!("{} likes word{word}", ENTITIES[entity]);
+                    m.observe(Observation::new(text, day(d))
+                        .with_entities([ENTITIES[entity]])
+                        .with_participants([PARTICIPANTS[participant]])).unwrap();
+                }
+                Op::Prune { day: d } => {
+                    let before: HashSet<FactId> = m.ledger().active().filter(|f| f.body.key.is_some()).map(|f| f.id()).collect();
+                    let pruned = m.prune(day(d));
+                    for id in &pruned {
+                        prop_assert!(m.fact(*id).unwrap().body.key.is_none(), "pruned keyed fact {}", id);
+                    }
+                    let after: HashSet<FactId> = m.ledger().active().filter(|f| f.body.key.is_some()).map(|f| f.id()).collect();
+                    prop_assert_eq!(before, after);
+                }
+                Op::Use { nth, day: d } => {
+                    if let Some(id) = nth_fact(&m, nth) {
+                        m.record_usage(&[id], day(d));
+                    }
+                }
+                Op::ForgetName { name } => {
+                    let name = ENTITIES.iter().chain(PARTICIPANTS.iter()).nth(name).unwrap();
+                    let erased = m.forget(&Forget::Entity((*name).to_owned()), day(0)).unwrap();
+                    for id in erased {
+                        prop_assert!(m.fact(id).is_err());
+                    }
+                    let canonical = pfm::fact::name_key(name);
+                    prop_assert!(m.ledger().facts_naming(&canonical).is_empty());
+                }
+                Op::ForgetFact { nth } => {
+                    if let Some(id) = nth_fact(&m, nth) {
+                        let key = m.fact(id).unwrap().body.key.clone();
+                        m.forget(&Forget::Fact(id), day(0)).unwrap();
+                        prop_assert!(m.fact(id).is_err());
+                        if let Some(key) = key {
+                            prop_assert!(m.ledger().facts().all(|f| f.body.key.as_ref() != Some(&key)));
+                        }
+                    }
+                }
+            }
+            check(&m, ordering)?;
+        }
+    }
+}
