@@ -14,6 +14,9 @@ pub struct ScoreParams {
     pub k1: f32,
     /// BM25 length normalization `b` (shared by all fields).
     pub b: f32,
+    /// BM25F field weights `α` (text, entities, participants) of the PFM
+    /// ranker; segments precompute document lengths under them.
+    pub field_weights: [f32; 3],
     /// Query positional decay `λ`: a context term `d` content tokens before
     /// the end of the request weighs `λ^d` (the end of an unfinished message
     /// is what the continuation is about).
@@ -47,6 +50,7 @@ impl Default for ScoreParams {
         ScoreParams {
             k1: 1.2,
             b: 0.75,
+            field_weights: [1.0, 2.5, 2.0],
             positional_decay: 0.95,
             participant_weight: 1.5,
             term_cap: 12,
@@ -234,6 +238,13 @@ impl Config {
         }
         if !(0.0..=1.0).contains(&s.b) {
             return bad("score.b must be in [0, 1]");
+        }
+        if s.field_weights
+            .iter()
+            .any(|w| !(*w >= 0.0 && w.is_finite()))
+            || s.field_weights.iter().all(|w| *w == 0.0)
+        {
+            return bad("score.field_weights must be >= 0 and not all zero");
         }
         if !(s.positional_decay > 0.0 && s.positional_decay <= 1.0) {
             return bad("score.positional_decay must be in (0, 1]");

@@ -1,1 +1,154 @@
-fn main() {}
+//! `pfm`: the command-line front end. Thin: every command is a few calls
+//! into the library.
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+use pfm::config::Ordering;
+use pfm::{Config, Memory, Observation, Request, WallTime};
+
+/// Personal fact memory for LLM agents: never stale, never the wrong person, never late.
+#[derive(Parser)]
+#[command(version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Observe a revision chain and print the memory block before and after
+    /// each revision (keyed supersession at work).
+    Demo {
+        /// Order revisions by their stated time instead of arrival (a late
+        /// message stating an older time then becomes history).
+        #[arg(long)]
+        event_time: bool,
+        /// Print each fact's version history at the end.
+        #[arg(long)]
+        history: bool,
+    },
+}
+
+fn main() -> Result<()> {
+    match Cli::parse().command {
+        Command::Demo {
+            event_time,
+            history,
+        } => demo(event_time, history),
+    }
+}
+
+/// A day in June 2025.
+fn june(day: u32, hour: u32) -> Result<WallTime> {
+    Ok(WallTime::parse(&format!(
+        "2025-06-{day:02}T{hour:02}:00:00Z"
+    ))?)
+}
+
+fn demo(event_time: bool, show_history: bool) -> Result<()> {
+    let config = Config {
+        ordering: if event_time {
+            Ordering::EventTime
+        } else {
+            Ordering::Arrival
+        },
+        ..Config::default()
+    };
+    let mut memory = Memory::new(config)?;
+    // Two people share a first name: the participant decides who "Alex" is.
+    let messages = [
+        (
+            "The standup with Alex Rivera is moved to 9:30am.",
+            "Alex Rivera",
+            june(2, 9)?,
+        ),
+        (
+            "The standup with Alex Chen is moved to 11am.",
+            "Alex Chen",
+            june(3, 10)?,
+        ),
+        (
+            "Alex Rivera standup is rescheduled to 10:45am.",
+            "Alex Rivera",
+            june(9, 16)?,
+        ),
+        (
+            "The standup with Alex Rivera is moved to room 16C.",
+            "Alex Rivera",
+            june(10, 8)?,
+        ),
+        (
+            "New time for the standup with Alex Rivera: moved to 10:45 AM.",
+            "Alex Rivera",
+            june(11, 9)?,
+        ),
+        // Written on June 5, delivered late: arrival order lets it win.
+        (
+            "The standup with Alex Rivera is moved to 9am.",
+            "Alex Rivera",
+            june(5, 12)?,
+        ),
+    ];
+    let ask = |memory: &Memory| -> Result<String> {
+        let request = Request::new("the standup with Alex is at", june(12, 9)?)
+            .with_participants(["Alex Rivera"]);
+        let block = memory.retrieve(&request).context("retrieve")?;
+        Ok(if block.is_empty() {
+            "(empty block)".to_owned()
+        } else {
+            block.text
+        })
+    };
+    println!(
+        "pfm demo: ordering = {}\nrequest: \"the standup with Alex is at\" (to Alex Rivera, 2025-06-12)\n",
+        if event_time { "event time" } else { "arrival" }
+    );
+    println!("before any observation:\n{}\n", ask(&memory)?);
+    for (text, participant, at) in messages {
+        let receipt =
+            memory.observe(Observation::new(text, at).with_participants([participant]))?;
+        let key = receipt
+            .key
+            .as_ref()
+            .map_or_else(|| "no key".to_owned(), ToString::to_string);
+        println!(
+            "observe [{}] {text:?} to {participant}\n  -> commit {}: {} ({key})",
+            at,
+            receipt.seq,
+            serde_json::to_string(&receipt.outcome)?
+        );
+        println!("{}\n", ask(&memory)?);
+    }
+    if show_history {
+        println!("history, newest first:");
+        for fact in memory.ledger().active() {
+            let chain = memory.history(fact.id())?;
+            if chain.len() > 1 {
+                for f in chain {
+                    let active: Vec<String> = f
+                        .state
+                        .intervals
+                        .iter()
+                        .map(|i| match i.to {
+                            Some((to, _)) => format!("[{}, {to})", i.from),
+                            None => format!("[{}, now)", i.from),
+                        })
+                        .collect();
+                    let active = if active.is_empty() {
+                        "never".to_owned()
+                    } else {
+                        active.join(" ")
+                    };
+                    let status = serde_json::to_string(&f.state.status)?.replace('"', "");
+                    println!(
+                        "  {} {status:<12} active in commits {active:<10} support {}: {}",
+                        f.id(),
+                        f.state.support,
+                        f.body.text
+                    );
+                }
+            }
+        }
+    }
+    Ok(())
+}

@@ -128,6 +128,8 @@ pub struct Segment {
     attrs: Vec<DocAttrs>,
     /// Per-document token count per field.
     lens: Vec<[u16; FIELDS]>,
+    /// Per-document length under the store's field weights: `Σ α_F · len_F`.
+    dl: Vec<f32>,
     /// Anchored recency (invariant 4).
     rec: Vec<f64>,
     /// Anchored usage (invariant 4).
@@ -135,6 +137,10 @@ pub struct Segment {
     terms: FxHashMap<Box<str>, u32>,
     term_ranges: Vec<(u32, u32)>,
     presence: Vec<[u32; 7]>,
+    /// Per term, the largest frequency in each field (upper bounds for pruning).
+    max_tf: Vec<[u8; FIELDS]>,
+    /// Whether any document has a usage count.
+    any_usage: bool,
     postings: Vec<Posting>,
     node_ranges: FxHashMap<NodeId, (u32, u32)>,
     node_postings: Vec<u32>,
@@ -151,6 +157,7 @@ impl Segment {
         let mut terms: FxHashMap<Box<str>, u32> = FxHashMap::default();
         let mut lists: Vec<Vec<Posting>> = Vec::new();
         let mut presence: Vec<[u32; 7]> = Vec::new();
+        let mut max_tf: Vec<[u8; FIELDS]> = Vec::new();
         let mut lens = Vec::with_capacity(n);
         let mut field_len_sums = [0u64; FIELDS];
         let mut node_lists: FxHashMap<NodeId, Vec<u32>> = FxHashMap::default();
@@ -166,11 +173,16 @@ impl Segment {
                         terms.insert(term.into(), t);
                         lists.push(Vec::new());
                         presence.push([0; 7]);
+                        max_tf.push([0; FIELDS]);
                         t
                     }
                 };
                 lists[tid as usize].push(Posting { doc: d, tf });
                 presence[tid as usize][pattern(tf) - 1] += 1;
+                let m = &mut max_tf[tid as usize];
+                for f in 0..FIELDS {
+                    m[f] = m[f].max(tf[f]);
+                }
             });
             for (sum, l) in field_len_sums.iter_mut().zip(l) {
                 *sum += u64::from(l);
@@ -223,17 +235,24 @@ impl Segment {
                 }
             })
             .collect();
+        let dl = lens
+            .iter()
+            .map(|l| doc_len(params.field_weights, *l))
+            .collect();
         Segment {
             id: NEXT_SEGMENT_ID.fetch_add(1, Ordering::Relaxed),
             fact_ids: docs.iter().map(|d| d.body.id).collect(),
             bodies: docs.iter().map(|d| d.body.clone()).collect(),
             attrs: docs.iter().map(|d| d.attrs).collect(),
             lens,
+            dl,
             rec,
             use_lin,
             terms,
             term_ranges,
             presence,
+            max_tf,
+            any_usage: docs.iter().any(|d| d.attrs.usage.value > 0.0),
             postings,
             node_ranges,
             node_postings,
@@ -321,6 +340,12 @@ impl Segment {
         self.lens[doc as usize]
     }
 
+    /// Document lengths under the store's field weights.
+    #[inline]
+    pub fn dl(&self) -> &[f32] {
+        &self.dl
+    }
+
     /// Anchored recency of the documents (invariant 4).
     #[inline]
     pub fn rec(&self) -> &[f64] {
@@ -352,6 +377,18 @@ impl Segment {
         &self.presence[tid as usize]
     }
 
+    /// Largest per-field frequency of a term id in this segment.
+    #[inline]
+    pub fn max_tf(&self, tid: u32) -> [u8; FIELDS] {
+        self.max_tf[tid as usize]
+    }
+
+    /// Whether any document of the segment has been used.
+    #[inline]
+    pub fn any_usage(&self) -> bool {
+        self.any_usage
+    }
+
     /// Documents that name a graph node.
     #[inline]
     pub fn node_postings(&self, node: NodeId) -> &[u32] {
@@ -377,18 +414,19 @@ impl Segment {
     pub fn term_count(&self) -> usize {
         self.term_ranges.len()
     }
+}
 
-    /// Approximate heap bytes held by the segment's own arrays (bodies are
-    /// shared with the ledger and not counted).
-    pub fn heap_bytes(&self) -> usize {
-        use std::mem::size_of;
-        self.len() * (size_of::<FactId>() + size_of::<usize>() + size_of::<DocAttrs>() + 8 + 8 + 8)
-            + self.postings.len() * size_of::<Posting>()
-            + self.term_ranges.len() * (8 + 28 + 24)
-            + self.node_postings.len() * 4
-            + self.doc_nodes.len() * 4
-            + self.node_ranges.len() * 16
-    }
+/// A document's BM25F length `Σ α_F · len_F` (one expression everywhere, so
+/// precomputed and on-the-fly lengths are bit-identical).
+#[inline]
+pub fn doc_len(alpha: [f32; FIELDS], lens: [u16; FIELDS]) -> f32 {
+    alpha[0] * f32::from(lens[0]) + alpha[1] * f32::from(lens[1]) + alpha[2] * f32::from(lens[2])
+}
+
+/// A posting's merged term frequency `Σ α_F · tf_F`.
+#[inline]
+pub fn merged_tf(alpha: [f32; FIELDS], tf: [u8; FIELDS]) -> f32 {
+    alpha[0] * f32::from(tf[0]) + alpha[1] * f32::from(tf[1]) + alpha[2] * f32::from(tf[2])
 }
 
 /// `(t - anchor)` in half-lives of `half_life_days`.

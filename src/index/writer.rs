@@ -3,15 +3,16 @@
 //!
 //! A commit of `b` documents builds one segment of `b` documents and clones
 //! the view list, so its cost is O(b + segments), independent of store size.
-//! Merges follow a tiered policy: when the newest `MERGE_FACTOR` segments
-//! share a size tier (`⌊log8(live docs)⌋`), they are merged into one of the
-//! next tier, so every document is rewritten O(log n) times and a version
+//! Merges follow a tiered policy: when `MERGE_FACTOR` or more adjacent
+//! segments share a size tier (`⌊log8(live docs)⌋`), they are merged into one
+//! of a higher tier, so every document is rewritten O(log n) times and a version
 //! holds at most `MERGE_FACTOR - 1` segments per tier. Merges of up to
 //! `INLINE_MERGE_DOCS` documents run inside the commit (bounded cost);
 //! larger ones run on a background thread over a snapshot, and the first
 //! commit after they finish installs the result, re-applying deletions that
 //! happened in the meantime through the merge's id map.
 
+use std::ops::Range;
 use std::sync::Arc;
 use std::thread;
 
@@ -172,51 +173,56 @@ impl CorpusWriter {
         views.splice(start..end, [merged]);
     }
 
-    /// Merges trailing runs of `MERGE_FACTOR` same-tier segments.
+    /// The newest run of at least `MERGE_FACTOR` adjacent segments of one
+    /// tier that no background merge holds.
+    fn due_run(&self) -> Option<Range<usize>> {
+        let views = self.corpus.views();
+        let locked = |v: &SegmentView| {
+            self.in_flight
+                .as_ref()
+                .is_some_and(|f| f.sources.contains(&v.segment.id))
+        };
+        let mut end = views.len();
+        while end > 0 {
+            if locked(&views[end - 1]) {
+                end -= 1;
+                continue;
+            }
+            let t = tier(views[end - 1].live());
+            let mut start = end - 1;
+            while start > 0 && !locked(&views[start - 1]) && tier(views[start - 1].live()) == t {
+                start -= 1;
+            }
+            if end - start >= MERGE_FACTOR {
+                return Some(start..end);
+            }
+            end = start;
+        }
+        None
+    }
+
+    /// Merges every due run: small ones now, one large one in the background.
     fn schedule_merges(&mut self) {
-        loop {
+        while let Some(run) = self.due_run() {
             let views = self.corpus.views();
-            // Segments under a background merge are not eligible, nor anything before them.
-            let first = match &self.in_flight {
-                Some(f) => match views
-                    .iter()
-                    .position(|v| v.segment.id == *f.sources.last().unwrap_or(&0))
-                {
-                    Some(p) => p + 1,
-                    None => views.len(),
-                },
-                None => 0,
-            };
-            let Some(last) = views.last() else { return };
-            if views.len() <= first {
-                return;
-            }
-            let t = tier(last.live());
-            let run_start = views[first..]
-                .iter()
-                .rposition(|v| tier(v.live()) != t)
-                .map_or(first, |p| first + p + 1);
-            if views.len() - run_start < MERGE_FACTOR {
-                return;
-            }
-            let docs: usize = views[run_start..].iter().map(SegmentView::live).sum();
+            let docs: usize = views[run.clone()].iter().map(SegmentView::live).sum();
             if self.mode == MergeMode::Inline || docs <= INLINE_MERGE_DOCS {
                 let (merged, _) = {
-                    let sources: Vec<(&Segment, &DeleteSet)> = views[run_start..]
+                    let sources: Vec<(&Segment, &DeleteSet)> = views[run.clone()]
                         .iter()
                         .map(|v| (&*v.segment, &v.deletes))
                         .collect();
                     Segment::merge(&sources, &self.params)
                 };
-                let views = self.corpus.views_mut();
-                views.truncate(run_start);
-                views.push(SegmentView::new(Arc::new(merged)));
+                self.corpus
+                    .views_mut()
+                    .splice(run, [SegmentView::new(Arc::new(merged))]);
                 continue;
             }
             if self.in_flight.is_some() {
                 return;
             }
-            let snapshot: Vec<(Arc<Segment>, DeleteSet)> = views[run_start..]
+            let snapshot: Vec<(Arc<Segment>, DeleteSet)> = views[run]
                 .iter()
                 .map(|v| (v.segment.clone(), v.deletes.clone()))
                 .collect();

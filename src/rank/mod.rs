@@ -53,8 +53,10 @@ pub enum ParticipantTerms {
 pub struct Ranker {
     /// Stable snake_case name (`pfm`, `bm25_validity_p`, …).
     pub name: String,
-    /// BM25F field weights (text, entities, participants); a zero drops the field.
-    pub field_weights: [f32; 3],
+    /// BM25F field weights (text, entities, participants); a zero drops the
+    /// field. `None` means the store's `ScoreParams::field_weights` (PFM's
+    /// 1.0 / 2.5 / 2.0), for which segments keep precomputed lengths.
+    pub field_weights: Option<[f32; 3]>,
     /// How participants enter the query.
     pub participant_terms: ParticipantTerms,
     /// Positional decay of context terms.
@@ -78,7 +80,7 @@ impl Ranker {
     pub fn pfm() -> Self {
         Ranker {
             name: "pfm".into(),
-            field_weights: [1.0, 2.5, 2.0],
+            field_weights: None,
             participant_terms: ParticipantTerms::Weighted,
             positional_decay: true,
             term_cap: true,
@@ -106,7 +108,7 @@ impl Ranker {
         }
         Ranker {
             name,
-            field_weights: [1.0, 0.0, if participants { 1.0 } else { 0.0 }],
+            field_weights: Some([1.0, 0.0, if participants { 1.0 } else { 0.0 }]),
             participant_terms: if participants {
                 ParticipantTerms::Plain
             } else {
@@ -147,9 +149,14 @@ impl Ranker {
         Ok(Ranker::bm25(validity, recency, participants))
     }
 
+    /// The field weights this ranker uses with a store's parameters.
+    pub fn weights(&self, params: &crate::config::ScoreParams) -> [f32; 3] {
+        self.field_weights.unwrap_or(params.field_weights)
+    }
+
     /// The fields with non-zero weight, as a bit mask (bit 0 text).
-    pub fn field_mask(&self) -> usize {
-        self.field_weights
+    pub fn field_mask(&self, params: &crate::config::ScoreParams) -> usize {
+        self.weights(params)
             .iter()
             .enumerate()
             .filter(|(_, w)| **w > 0.0)
@@ -183,6 +190,8 @@ mod tests {
         }
         assert!(Ranker::named("bm25_p_validity").is_err());
         assert!(Ranker::named("dense").is_err());
-        assert_eq!(Ranker::bm25(true, false, true).field_mask(), 0b101);
+        let p = crate::config::ScoreParams::default();
+        assert_eq!(Ranker::bm25(true, false, true).field_mask(&p), 0b101);
+        assert_eq!(Ranker::pfm().field_mask(&p), 0b111);
     }
 }

@@ -1,9 +1,23 @@
-//! The scorer: term-at-a-time BM25F over one corpus, segment by segment, with
-//! the recency, usage and association factors applied per candidate, into a
-//! bounded heap of the best `n`.
+//! The scorer: term-at-a-time BM25F over one corpus, segment by segment,
+//! times the recency, usage and association factors, into a bounded heap of
+//! the best `n`.
 //!
-//! Exhaustive: every document on a query term's posting list is scored. The
-//! scaling issue adds dynamic pruning, which must return exactly this top-n.
+//! # Exact pruning (TAAT MaxScore)
+//! Query terms are processed in descending weight. Before a posting list
+//! longer than the current candidate set, the scorer computes a threshold
+//! `θ`: the n-th best lower bound among finished documents (earlier segments)
+//! and the current candidates (partial BM25F times their exact factors).
+//! If a document that has not appeared yet cannot reach `θ` even with every
+//! remaining term at its upper bound (`W · tf_max / (tf_max (1 + k1 b / avgdl) + k1 (1 - b))`
+//! per term, times the largest factor), the remaining terms only complete the
+//! scores of the candidates that can still reach `θ`, found in the long
+//! posting lists by galloping search instead of a full walk.
+//!
+//! Every document accumulates its term contributions in the same order
+//! (descending weight, then term) whether pruned or not, and its factor is
+//! computed by one function, so the pruned top-n is bit-identical to the
+//! exhaustive one; `prop_pruned_equals_exhaustive` in `tests/prop_rank.rs`
+//! checks it. Bounds carry a small relative margin against rounding.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -12,13 +26,19 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap;
 
 use super::{Ranker, query_terms};
+use crate::config::ScoreParams;
 use crate::error::{Error, Result};
 use crate::fact::{FactBody, FactId, name_key};
 use crate::graph::NodeId;
-use crate::index::IndexVersion;
-use crate::index::segment::{FIELDS, TIME_ANCHOR, df_for_mask, half_lives};
+use crate::index::segment::{
+    FIELDS, Posting, Segment, TIME_ANCHOR, df_for_mask, doc_len, half_lives, merged_tf,
+};
+use crate::index::{IndexVersion, SegmentView};
 use crate::text;
 use crate::time::WallTime;
+
+/// Relative slack on every pruning bound, far above f32 rounding error.
+const MARGIN: f32 = 1e-4;
 
 /// A shortlisted fact and its score.
 #[derive(Clone, Debug)]
@@ -31,14 +51,32 @@ pub struct Scored {
     pub body: Arc<FactBody>,
 }
 
+/// How much of the posting lists to read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Strategy {
+    /// Skip what provably cannot reach the top-n (the default).
+    Pruned,
+    /// Score every posting: the slow twin the tests compare against.
+    Exhaustive,
+}
+
 /// Reusable per-thread buffers, so a query allocates little.
 #[derive(Debug, Default)]
 pub struct Scratch {
+    /// Partial BM25F per local document of the current segment.
     acc: Vec<f32>,
+    /// Association activation per local document of the current segment.
     assoc: Vec<f32>,
+    /// Cached factor per local document (0: not computed yet; factors are > 0).
+    fac: Vec<f32>,
+    /// Documents with a non-zero `acc`.
     touched: Vec<u32>,
-    tids: Vec<u32>,
-    weights: Vec<f32>,
+    /// Documents with a non-zero `assoc`.
+    assoc_touched: Vec<u32>,
+    /// Candidates of the continue phase with their factors, ascending.
+    cands: Vec<(u32, f32)>,
+    /// Lower bounds, for the threshold.
+    bounds: Vec<f32>,
     heap: BinaryHeap<Worst>,
 }
 
@@ -80,6 +118,28 @@ pub struct Query<'a> {
     pub at: WallTime,
 }
 
+/// Everything about a query that is the same for every segment.
+struct Plan<'a> {
+    ranker: &'a Ranker,
+    params: &'a ScoreParams,
+    /// `W = q · idf · (k1 + 1)` per term, in processing order (descending).
+    weights: Vec<f32>,
+    /// Term id of term `t` in view `v` at `t * nviews + v` (`u32::MAX`: absent).
+    tids: Vec<u32>,
+    nviews: usize,
+    alpha: [f32; FIELDS],
+    /// Merged term frequencies of small per-field counts, by `tf0 + 4 tf1 + 16 tf2`.
+    tf_table: [f32; 64],
+    stored_dl: bool,
+    a0: f32,
+    bcoef: f32,
+    activation: Vec<(NodeId, f32)>,
+    crec: f64,
+    cuse: f64,
+    n: usize,
+    strategy: Strategy,
+}
+
 /// The best `n` facts for a query, best first (ties: newer fact first).
 pub fn shortlist(
     version: &IndexVersion,
@@ -88,45 +148,33 @@ pub fn shortlist(
     n: usize,
     scratch: &mut Scratch,
 ) -> Result<Vec<Scored>> {
+    shortlist_with(version, query, ranker, n, Strategy::Pruned, scratch)
+}
+
+/// [`shortlist`] with an explicit strategy.
+pub fn shortlist_with(
+    version: &IndexVersion,
+    query: Query<'_>,
+    ranker: &Ranker,
+    n: usize,
+    strategy: Strategy,
+    scratch: &mut Scratch,
+) -> Result<Vec<Scored>> {
     let corpus = if ranker.validity {
         &version.active
     } else {
         version.history.as_ref().ok_or(Error::NoHistoryIndex)?
     };
     let params = &version.params;
-    let terms = query_terms(query.context, query.participants, ranker, params);
+    let mut terms = query_terms(query.context, query.participants, ranker, params);
     let live = corpus.live_docs();
     if live == 0 || terms.is_empty() || n == 0 {
         return Ok(Vec::new());
     }
     let views = corpus.views();
-    let nviews = views.len();
-    let mask = ranker.field_mask();
+    let alpha = ranker.weights(params);
+    let mask = ranker.field_mask(params);
     let (k1, b) = (params.k1, params.b);
-
-    // Per term: its id in each segment and W = q · idf · (k1 + 1).
-    scratch.tids.clear();
-    scratch.weights.clear();
-    for qt in &terms {
-        let mut df = 0u32;
-        for view in views {
-            let tid = view.segment.term(&qt.term);
-            if let Some(t) = tid {
-                df += df_for_mask(&view.live_presence(t), mask);
-            }
-            scratch.tids.push(tid.unwrap_or(u32::MAX));
-        }
-        let w = if df == 0 {
-            0.0
-        } else {
-            let (nf, dff) = (live as f64, f64::from(df));
-            let idf = (1.0 + (nf - dff + 0.5) / (dff + 0.5)).ln();
-            qt.weight * idf as f32 * (k1 + 1.0)
-        };
-        scratch.weights.push(w);
-    }
-
-    let alpha = ranker.field_weights;
     let sums = corpus.field_len_sums();
     let total: f64 = (0..FIELDS)
         .map(|i| f64::from(alpha[i]) * sums[i] as f64)
@@ -136,106 +184,64 @@ pub fn shortlist(
     } else {
         1.0
     };
-    let a0 = k1 * (1.0 - b);
-    let bcoef = k1 * b / avgdl;
-    let activation = if ranker.graph {
-        activation(version, &query, ranker)
-    } else {
-        Vec::new()
-    };
-    let eps = params.recency_floor;
-    let (eta, gamma) = (params.usage_weight, params.graph_weight);
-    let crec = (-half_lives(query.at, TIME_ANCHOR, params.recency_half_life_days)).exp2();
-    let cuse = (-half_lives(query.at, TIME_ANCHOR, params.usage_half_life_days)).exp2();
 
-    let Scratch {
-        acc,
-        assoc,
-        touched,
-        tids,
-        weights,
-        heap,
-    } = scratch;
-    heap.clear();
-    for (vi, view) in views.iter().enumerate() {
-        let seg = &*view.segment;
-        if acc.len() < seg.len() {
-            acc.resize(seg.len(), 0.0);
-            assoc.resize(seg.len(), 0.0);
+    // W per term from exact live document frequencies; heaviest terms first.
+    let mut weighted: Vec<(f32, usize)> = Vec::with_capacity(terms.len());
+    for (i, qt) in terms.iter().enumerate() {
+        let df: u32 = views
+            .iter()
+            .filter_map(|v| {
+                v.segment
+                    .term(&qt.term)
+                    .map(|t| df_for_mask(&v.live_presence(t), mask))
+            })
+            .sum();
+        if df > 0 {
+            let (nf, dff) = (live as f64, f64::from(df));
+            let idf = (1.0 + (nf - dff + 0.5) / (dff + 0.5)).ln();
+            weighted.push((qt.weight * idf as f32 * (k1 + 1.0), i));
         }
-        for (ti, &w) in weights.iter().enumerate() {
-            let tid = tids[ti * nviews + vi];
-            if tid == u32::MAX || w == 0.0 {
-                continue;
-            }
-            for p in seg.postings(tid) {
-                let tf = alpha[0] * f32::from(p.tf[0])
-                    + alpha[1] * f32::from(p.tf[1])
-                    + alpha[2] * f32::from(p.tf[2]);
-                if tf == 0.0 {
-                    continue;
-                }
-                let l = seg.lens(p.doc);
-                let dl = alpha[0] * f32::from(l[0])
-                    + alpha[1] * f32::from(l[1])
-                    + alpha[2] * f32::from(l[2]);
-                let c = w * tf / (tf + a0 + bcoef * dl);
-                let a = &mut acc[p.doc as usize];
-                if *a == 0.0 {
-                    touched.push(p.doc);
-                }
-                *a += c;
-            }
-        }
-        if touched.is_empty() {
-            continue;
-        }
-        for &(node, act) in &activation {
-            for &d in seg.node_postings(node) {
-                let d = d as usize;
-                if acc[d] > 0.0 && assoc[d] < act {
-                    assoc[d] = act;
-                }
-            }
-        }
-        let (rec, use_lin) = (seg.rec(), seg.use_lin());
-        for &d in touched.iter() {
-            let di = d as usize;
-            let mut score = acc[di];
-            let a = assoc[di];
-            acc[di] = 0.0;
-            assoc[di] = 0.0;
-            if view.deletes.contains(d) {
-                continue;
-            }
-            if ranker.recency {
-                // A fact observed after the request time counts as fresh.
-                let r = (rec[di] * crec).min(1.0) as f32;
-                score *= eps + (1.0 - eps) * r;
-            }
-            if ranker.usage && use_lin[di] > 0.0 {
-                let u = (use_lin[di] * cuse) as f32;
-                score *= 1.0 + eta * u / (1.0 + u);
-            }
-            if ranker.graph {
-                score *= 1.0 + gamma * a;
-            }
-            let entry = Worst {
-                score,
-                fact: seg.fact_id(d),
-                view: vi as u32,
-                doc: d,
-            };
-            if heap.len() < n {
-                heap.push(entry);
-            } else if heap.peek().is_some_and(|worst| entry < *worst) {
-                heap.pop();
-                heap.push(entry);
-            }
-        }
-        touched.clear();
     }
-    let mut out: Vec<Scored> = heap
+    weighted.sort_by(|a, b| {
+        b.0.total_cmp(&a.0)
+            .then(terms[a.1].term.cmp(&terms[b.1].term))
+    });
+    let tids = weighted
+        .iter()
+        .flat_map(|&(_, i)| views.iter().map(move |v| (i, v)))
+        .map(|(i, v)| v.segment.term(&terms[i].term).unwrap_or(u32::MAX))
+        .collect();
+    terms.clear();
+
+    let plan = Plan {
+        ranker,
+        params,
+        weights: weighted.iter().map(|w| w.0).collect(),
+        tids,
+        nviews: views.len(),
+        alpha,
+        tf_table: std::array::from_fn(|i| {
+            merged_tf(alpha, [(i % 4) as u8, (i / 4 % 4) as u8, (i / 16) as u8])
+        }),
+        stored_dl: alpha == params.field_weights,
+        a0: k1 * (1.0 - b),
+        bcoef: k1 * b / avgdl,
+        activation: if ranker.graph {
+            activation(version, &query, ranker)
+        } else {
+            Vec::new()
+        },
+        crec: (-half_lives(query.at, TIME_ANCHOR, params.recency_half_life_days)).exp2(),
+        cuse: (-half_lives(query.at, TIME_ANCHOR, params.usage_half_life_days)).exp2(),
+        n,
+        strategy,
+    };
+    scratch.heap.clear();
+    for (vi, view) in views.iter().enumerate() {
+        plan.score_segment(vi, view, scratch);
+    }
+    let mut out: Vec<Scored> = scratch
+        .heap
         .drain()
         .map(|w| Scored {
             fact: w.fact,
@@ -245,6 +251,335 @@ pub fn shortlist(
         .collect();
     out.sort_by(|a, b| b.score.total_cmp(&a.score).then(b.fact.cmp(&a.fact)));
     Ok(out)
+}
+
+impl Plan<'_> {
+    #[inline]
+    fn tf(&self, tf: [u8; FIELDS]) -> f32 {
+        let [t0, t1, t2] = tf;
+        if (t0 | t1 | t2) < 4 {
+            self.tf_table[usize::from(t0) + 4 * usize::from(t1) + 16 * usize::from(t2)]
+        } else {
+            merged_tf(self.alpha, tf)
+        }
+    }
+
+    #[inline]
+    fn len(&self, seg: &Segment, doc: u32) -> f32 {
+        if self.stored_dl {
+            seg.dl()[doc as usize]
+        } else {
+            doc_len(self.alpha, seg.lens(doc))
+        }
+    }
+
+    /// One posting's BM25F contribution (0 when the ranker ignores its fields).
+    #[inline]
+    fn contribution(&self, w: f32, seg: &Segment, p: &Posting) -> f32 {
+        let tf = self.tf(p.tf);
+        if tf == 0.0 {
+            return 0.0;
+        }
+        w * tf / (tf + self.a0 + self.bcoef * self.len(seg, p.doc))
+    }
+
+    /// Largest contribution term `t` can make in a segment: a document's
+    /// length is at least the term's merged frequency, so
+    /// `tf / (tf + a0 + bcoef · dl) <= tf / (tf (1 + bcoef) + a0)`, which
+    /// grows with `tf`.
+    fn upper_bound(&self, w: f32, seg: &Segment, tid: u32) -> f32 {
+        let t = merged_tf(self.alpha, seg.max_tf(tid));
+        if t == 0.0 {
+            0.0
+        } else {
+            w * t / (t * (1.0 + self.bcoef) + self.a0)
+        }
+    }
+
+    /// The product of a document's recency, usage and association factors.
+    #[inline]
+    fn factor(&self, seg: &Segment, doc: u32, assoc: f32) -> f32 {
+        let (p, r, d) = (self.params, self.ranker, doc as usize);
+        let mut f = 1.0f32;
+        if r.recency {
+            // A fact observed after the request time counts as fresh.
+            let rec = (seg.rec()[d] * self.crec).min(1.0) as f32;
+            f *= p.recency_floor + (1.0 - p.recency_floor) * rec;
+        }
+        if r.usage && seg.any_usage() {
+            let u = seg.use_lin()[d];
+            if u > 0.0 {
+                let u = (u * self.cuse) as f32;
+                f *= 1.0 + p.usage_weight * u / (1.0 + u);
+            }
+        }
+        if r.graph {
+            f *= 1.0 + p.graph_weight * assoc;
+        }
+        f
+    }
+
+    /// The largest factor any document of the segment can have.
+    fn max_factor(&self, seg: &Segment) -> f32 {
+        let (p, r) = (self.params, self.ranker);
+        let mut f = 1.0f32;
+        if r.usage && seg.any_usage() {
+            f *= 1.0 + p.usage_weight;
+        }
+        if r.graph {
+            let amax = self.activation.iter().map(|a| a.1).fold(0.0, f32::max);
+            f *= 1.0 + p.graph_weight * amax;
+        }
+        f
+    }
+
+    fn score_segment(&self, vi: usize, view: &SegmentView, s: &mut Scratch) {
+        let seg = &*view.segment;
+        if s.acc.len() < seg.len() {
+            s.acc.resize(seg.len(), 0.0);
+            s.assoc.resize(seg.len(), 0.0);
+            s.fac.resize(seg.len(), 0.0);
+        }
+        for &(node, act) in &self.activation {
+            for &d in seg.node_postings(node) {
+                let a = &mut s.assoc[d as usize];
+                if *a == 0.0 {
+                    s.assoc_touched.push(d);
+                }
+                if *a < act {
+                    *a = act;
+                }
+            }
+        }
+        let nterms = self.weights.len();
+        let tid = |t: usize| self.tids[t * self.nviews + vi];
+        let postings = |t: usize| match tid(t) {
+            u32::MAX => &[][..],
+            id => seg.postings(id),
+        };
+        // rest[t]: the most terms t.. can add to one document.
+        let mut rest = vec![0.0f32; nterms + 1];
+        for t in (0..nterms).rev() {
+            let ub = match tid(t) {
+                u32::MAX => 0.0,
+                id => self.upper_bound(self.weights[t], seg, id),
+            };
+            rest[t] = rest[t + 1] + ub;
+        }
+        let fmax = self.max_factor(seg) * (1.0 + MARGIN);
+
+        let mut split = nterms;
+        for t in 0..nterms {
+            let list = postings(t);
+            if self.strategy == Strategy::Pruned
+                && t > 0
+                && list.len() > s.touched.len()
+                && let Some(theta) = self.threshold(view, s)
+                && rest[t] * fmax < theta
+            {
+                split = t;
+                self.continue_phase(vi, view, t, &rest, theta, s);
+                break;
+            }
+            let w = self.weights[t];
+            for p in list {
+                let c = self.contribution(w, seg, p);
+                if c == 0.0 {
+                    continue;
+                }
+                let a = &mut s.acc[p.doc as usize];
+                if *a == 0.0 {
+                    s.touched.push(p.doc);
+                }
+                *a += c;
+            }
+        }
+        if split == nterms {
+            // Newest documents first: recency makes them likelier to enter
+            // the heap early, so later ones mostly fail the cheap bound test.
+            for i in (0..s.touched.len()).rev() {
+                let d = s.touched[i];
+                let acc = s.acc[d as usize];
+                if self.strategy == Strategy::Pruned
+                    && s.heap.len() == self.n
+                    && s.heap.peek().is_some_and(|w| acc * fmax < w.score)
+                {
+                    continue;
+                }
+                if view.deletes.contains(d) {
+                    continue;
+                }
+                let score = acc * self.cached_factor(seg, d, s);
+                push(
+                    &mut s.heap,
+                    self.n,
+                    Worst {
+                        score,
+                        fact: seg.fact_id(d),
+                        view: vi as u32,
+                        doc: d,
+                    },
+                );
+            }
+        }
+        for &d in &s.touched {
+            s.acc[d as usize] = 0.0;
+            s.fac[d as usize] = 0.0;
+        }
+        for &d in &s.assoc_touched {
+            s.assoc[d as usize] = 0.0;
+        }
+        s.touched.clear();
+        s.assoc_touched.clear();
+    }
+
+    /// The n-th best lower bound among finished documents and the current
+    /// segment's live candidates, if there are n of them.
+    fn threshold(&self, view: &SegmentView, s: &mut Scratch) -> Option<f32> {
+        if s.heap.len() + s.touched.len() < self.n {
+            return None;
+        }
+        let seg = &*view.segment;
+        s.bounds.clear();
+        s.bounds.extend(s.heap.iter().map(|w| w.score));
+        for i in 0..s.touched.len() {
+            let d = s.touched[i];
+            if !view.deletes.contains(d) {
+                let f = self.cached_factor(seg, d, s);
+                s.bounds.push(s.acc[d as usize] * f);
+            }
+        }
+        nth_best(&mut s.bounds, self.n)
+    }
+
+    /// [`Plan::factor`], computed once per document and query.
+    #[inline]
+    fn cached_factor(&self, seg: &Segment, d: u32, s: &mut Scratch) -> f32 {
+        let cached = s.fac[d as usize];
+        if cached > 0.0 {
+            return cached;
+        }
+        let f = self.factor(seg, d, s.assoc[d as usize]);
+        s.fac[d as usize] = f;
+        f
+    }
+
+    /// Completes the scores of the candidates that can still reach `theta`
+    /// using terms `from..`, by galloping through their posting lists, and
+    /// raises `theta` as their scores grow.
+    fn continue_phase(
+        &self,
+        vi: usize,
+        view: &SegmentView,
+        from: usize,
+        rest: &[f32],
+        mut theta: f32,
+        s: &mut Scratch,
+    ) {
+        let seg = &*view.segment;
+        let mut cands = std::mem::take(&mut s.cands);
+        cands.clear();
+        for i in 0..s.touched.len() {
+            let d = s.touched[i];
+            if !view.deletes.contains(d) {
+                let f = self.cached_factor(seg, d, s);
+                cands.push((d, f));
+            }
+        }
+        cands.sort_unstable_by_key(|c| c.0);
+        let reachable =
+            |acc: f32, fac: f32, rest: f32| (acc + rest) * fac * (1.0 + MARGIN) >= theta;
+        cands.retain(|&(d, f)| reachable(s.acc[d as usize], f, rest[from]));
+        for t in from..self.weights.len() {
+            let id = self.tids[t * self.nviews + vi];
+            if id != u32::MAX {
+                let (list, w) = (seg.postings(id), self.weights[t]);
+                // Walk the list when candidates are dense in it, gallop when sparse.
+                let dense = list.len() < 8 * cands.len();
+                let mut pos = 0;
+                for &(d, _) in &cands {
+                    if dense {
+                        while pos < list.len() && list[pos].doc < d {
+                            pos += 1;
+                        }
+                    } else {
+                        pos = gallop(list, pos, d);
+                    }
+                    if pos == list.len() {
+                        break;
+                    }
+                    if list[pos].doc == d {
+                        s.acc[d as usize] += self.contribution(w, seg, &list[pos]);
+                    }
+                }
+            }
+            if cands.len() + s.heap.len() >= self.n {
+                s.bounds.clear();
+                s.bounds.extend(s.heap.iter().map(|w| w.score));
+                s.bounds
+                    .extend(cands.iter().map(|&(d, f)| s.acc[d as usize] * f));
+                if let Some(raised) = nth_best(&mut s.bounds, self.n) {
+                    theta = theta.max(raised);
+                }
+            }
+            cands.retain(|&(d, f)| {
+                let acc = s.acc[d as usize];
+                (acc + rest[t + 1]) * f * (1.0 + MARGIN) >= theta
+            });
+        }
+        // Newest first: later (older) candidates then mostly fail the heap test.
+        for &(d, f) in cands.iter().rev() {
+            let score = s.acc[d as usize] * f;
+            push(
+                &mut s.heap,
+                self.n,
+                Worst {
+                    score,
+                    fact: seg.fact_id(d),
+                    view: vi as u32,
+                    doc: d,
+                },
+            );
+        }
+        s.cands = cands;
+    }
+}
+
+/// The n-th largest value (moves `values` around).
+fn nth_best(values: &mut [f32], n: usize) -> Option<f32> {
+    if values.len() < n || n == 0 {
+        return None;
+    }
+    let (_, nth, _) = values.select_nth_unstable_by(n - 1, |a, b| b.total_cmp(a));
+    Some(*nth)
+}
+
+/// Keeps the best `n` entries.
+#[inline]
+fn push(heap: &mut BinaryHeap<Worst>, n: usize, entry: Worst) {
+    if heap.len() < n {
+        heap.push(entry);
+    } else if let Some(mut worst) = heap.peek_mut()
+        && entry < *worst
+    {
+        *worst = entry;
+    }
+}
+
+/// The first index at or after `from` whose document is `>= doc`.
+#[inline]
+fn gallop(list: &[Posting], from: usize, doc: u32) -> usize {
+    let mut lo = from;
+    let mut step = 1;
+    while lo + step < list.len() && list[lo + step].doc < doc {
+        lo += step;
+        step *= 2;
+    }
+    if lo < list.len() && list[lo].doc >= doc {
+        return lo;
+    }
+    let hi = (lo + step).min(list.len());
+    lo + list[lo..hi].partition_point(|p| p.doc < doc)
 }
 
 /// One hop of spreading activation from the request's seeds: entities named
