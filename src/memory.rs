@@ -340,16 +340,14 @@ impl Memory {
                     let nodes = self.nodes_of(&body);
                     self.graph
                         .strengthen(&nodes, contribution(observed, half_life));
-                    if self.history.is_some() {
-                        let doc = self.doc(*id, nodes);
-                        self.history.as_mut().map(|h| h.add(doc));
+                    if let Some(h) = &mut self.history {
+                        h.add(doc_for(&self.ledger, *id, nodes));
                     }
                 }
                 Change::Activated(id) => {
                     let (body, _) = self.snapshot(*id);
                     let nodes = self.nodes_of(&body);
-                    let doc = self.doc(*id, nodes);
-                    self.active.add(doc);
+                    self.active.add(doc_for(&self.ledger, *id, nodes));
                 }
                 Change::Deactivated(id) => {
                     self.active.remove(*id);
@@ -363,12 +361,12 @@ impl Memory {
                         self.graph.strengthen(&nodes, gain);
                     }
                     if self.active.remove(*id) {
-                        let doc = self.doc(*id, nodes.clone());
-                        self.active.add(doc);
+                        self.active.add(doc_for(&self.ledger, *id, nodes.clone()));
                     }
-                    if self.history.as_mut().is_some_and(|h| h.remove(*id)) {
-                        let doc = self.doc(*id, nodes);
-                        self.history.as_mut().map(|h| h.add(doc));
+                    if let Some(h) = &mut self.history
+                        && h.remove(*id)
+                    {
+                        h.add(doc_for(&self.ledger, *id, nodes));
                     }
                 }
                 Change::Erased(body) => {
@@ -391,15 +389,6 @@ impl Memory {
         // Infallible: changes name facts the commit just retained or updated.
         let fact = self.ledger.get(id).expect("changes name retained facts");
         (fact.body.clone(), fact.state.last_observed)
-    }
-
-    /// The index document of a retained fact.
-    fn doc(&self, id: FactId, nodes: Vec<NodeId>) -> DocInput {
-        // Infallible: as in `snapshot`.
-        doc_input(
-            self.ledger.get(id).expect("changes name retained facts"),
-            nodes.into(),
-        )
     }
 
     fn nodes_of(&mut self, body: &FactBody) -> Vec<NodeId> {
@@ -558,6 +547,15 @@ impl Memory {
         }
         self.publish(self.ledger.seq());
     }
+}
+
+/// The index document of a fact a commit just retained or updated.
+fn doc_for(ledger: &Ledger, id: FactId, nodes: Vec<NodeId>) -> DocInput {
+    // Infallible: changes name facts the ledger retains.
+    doc_input(
+        ledger.get(id).expect("changes name retained facts"),
+        nodes.into(),
+    )
 }
 
 fn doc_input(fact: &Fact, nodes: Box<[NodeId]>) -> DocInput {

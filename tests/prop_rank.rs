@@ -98,7 +98,7 @@ fn build(s: &Store) -> Memory {
         .collect();
     for (i, chunk) in obs.chunks(s.batch).enumerate() {
         m.observe_batch(chunk.to_vec()).unwrap();
-        if (i as u64 + 1) % s.forget_every.max(1) == 0 {
+        if (i as u64 + 1).is_multiple_of(s.forget_every.max(1)) {
             let _ = m.forget(
                 &Forget::Fact(FactId(i as u64)),
                 WallTime::from_secs(synth::BASE_SECS),

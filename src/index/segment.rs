@@ -139,11 +139,12 @@ pub struct Segment {
     presence: Vec<[u32; 7]>,
     /// Per term, the largest frequency in each field (upper bounds for pruning).
     max_tf: Vec<[u8; FIELDS]>,
+    /// Per term, the smallest length of each field among its documents
+    /// (a lower bound on their BM25F length under any field weights).
+    min_lens: Vec<[u16; FIELDS]>,
     /// Whether any document has a usage count.
     any_usage: bool,
     postings: Vec<Posting>,
-    node_ranges: FxHashMap<NodeId, (u32, u32)>,
-    node_postings: Vec<u32>,
     doc_node_ranges: Vec<(u32, u32)>,
     doc_nodes: Vec<NodeId>,
     field_len_sums: [u64; FIELDS],
@@ -160,7 +161,6 @@ impl Segment {
         let mut max_tf: Vec<[u8; FIELDS]> = Vec::new();
         let mut lens = Vec::with_capacity(n);
         let mut field_len_sums = [0u64; FIELDS];
-        let mut node_lists: FxHashMap<NodeId, Vec<u32>> = FxHashMap::default();
         let mut doc_node_ranges = Vec::with_capacity(n);
         let mut doc_nodes = Vec::new();
         for (d, doc) in docs.iter().enumerate() {
@@ -179,9 +179,8 @@ impl Segment {
                 };
                 lists[tid as usize].push(Posting { doc: d, tf });
                 presence[tid as usize][pattern(tf) - 1] += 1;
-                let m = &mut max_tf[tid as usize];
-                for f in 0..FIELDS {
-                    m[f] = m[f].max(tf[f]);
+                for (m, t) in max_tf[tid as usize].iter_mut().zip(tf) {
+                    *m = (*m).max(t);
                 }
             });
             for (sum, l) in field_len_sums.iter_mut().zip(l) {
@@ -189,12 +188,18 @@ impl Segment {
             }
             lens.push(l);
             let start = doc_nodes.len() as u32;
-            for &node in doc.nodes.iter() {
-                doc_nodes.push(node);
-                node_lists.entry(node).or_default().push(d);
-            }
+            doc_nodes.extend_from_slice(&doc.nodes);
             doc_node_ranges.push((start, doc.nodes.len() as u32));
         }
+        let min_lens = lists
+            .iter()
+            .map(|list| {
+                list.iter().fold([u16::MAX; FIELDS], |acc, p| {
+                    let l = lens[p.doc as usize];
+                    std::array::from_fn(|f| acc[f].min(l[f]))
+                })
+            })
+            .collect();
         let mut postings = Vec::with_capacity(lists.iter().map(Vec::len).sum());
         let term_ranges = lists
             .into_iter()
@@ -202,15 +207,6 @@ impl Segment {
                 let start = postings.len() as u32;
                 postings.extend_from_slice(&l);
                 (start, l.len() as u32)
-            })
-            .collect();
-        let mut node_postings = Vec::new();
-        let node_ranges = node_lists
-            .into_iter()
-            .map(|(node, l)| {
-                let start = node_postings.len() as u32;
-                node_postings.extend_from_slice(&l);
-                (node, (start, l.len() as u32))
             })
             .collect();
         let rec = docs
@@ -252,10 +248,9 @@ impl Segment {
             term_ranges,
             presence,
             max_tf,
+            min_lens,
             any_usage: docs.iter().any(|d| d.attrs.usage.value > 0.0),
             postings,
-            node_ranges,
-            node_postings,
             doc_node_ranges,
             doc_nodes,
             field_len_sums,
@@ -383,19 +378,16 @@ impl Segment {
         self.max_tf[tid as usize]
     }
 
+    /// Smallest per-field lengths among a term id's documents.
+    #[inline]
+    pub fn min_lens(&self, tid: u32) -> [u16; FIELDS] {
+        self.min_lens[tid as usize]
+    }
+
     /// Whether any document of the segment has been used.
     #[inline]
     pub fn any_usage(&self) -> bool {
         self.any_usage
-    }
-
-    /// Documents that name a graph node.
-    #[inline]
-    pub fn node_postings(&self, node: NodeId) -> &[u32] {
-        match self.node_ranges.get(&node) {
-            Some(&(s, l)) => &self.node_postings[s as usize..(s + l) as usize],
-            None => &[],
-        }
     }
 
     /// Graph nodes of a local document.

@@ -65,14 +65,12 @@ pub enum Strategy {
 pub struct Scratch {
     /// Partial BM25F per local document of the current segment.
     acc: Vec<f32>,
-    /// Association activation per local document of the current segment.
-    assoc: Vec<f32>,
+    /// Activation per graph node (set for this query's activated nodes only).
+    node_act: Vec<f32>,
     /// Cached factor per local document (0: not computed yet; factors are > 0).
     fac: Vec<f32>,
     /// Documents with a non-zero `acc`.
     touched: Vec<u32>,
-    /// Documents with a non-zero `assoc`.
-    assoc_touched: Vec<u32>,
     /// Candidates of the continue phase with their factors, ascending.
     cands: Vec<(u32, f32)>,
     /// Lower bounds, for the threshold.
@@ -237,8 +235,18 @@ pub fn shortlist_with(
         strategy,
     };
     scratch.heap.clear();
+    for &(node, act) in &plan.activation {
+        let i = node as usize;
+        if scratch.node_act.len() <= i {
+            scratch.node_act.resize(i + 1, 0.0);
+        }
+        scratch.node_act[i] = act;
+    }
     for (vi, view) in views.iter().enumerate() {
         plan.score_segment(vi, view, scratch);
+    }
+    for &(node, _) in &plan.activation {
+        scratch.node_act[node as usize] = 0.0;
     }
     let mut out: Vec<Scored> = scratch
         .heap
@@ -283,22 +291,23 @@ impl Plan<'_> {
         w * tf / (tf + self.a0 + self.bcoef * self.len(seg, p.doc))
     }
 
-    /// Largest contribution term `t` can make in a segment: a document's
-    /// length is at least the term's merged frequency, so
-    /// `tf / (tf + a0 + bcoef · dl) <= tf / (tf (1 + bcoef) + a0)`, which
-    /// grows with `tf`.
+    /// Largest contribution a term can make in a segment. `tf / (tf + a0 +
+    /// bcoef · dl)` grows with `tf` and shrinks with `dl`; every document of
+    /// the term has `tf <= tf_max` and a length of at least both its merged
+    /// frequency and the term's smallest field lengths.
     fn upper_bound(&self, w: f32, seg: &Segment, tid: u32) -> f32 {
         let t = merged_tf(self.alpha, seg.max_tf(tid));
         if t == 0.0 {
-            0.0
-        } else {
-            w * t / (t * (1.0 + self.bcoef) + self.a0)
+            return 0.0;
         }
+        let dl_min = doc_len(self.alpha, seg.min_lens(tid)).max(t);
+        w * t / (t + self.a0 + self.bcoef * dl_min)
     }
 
-    /// The product of a document's recency, usage and association factors.
+    /// The product of a document's recency, usage and association factors;
+    /// the association is the strongest activation among its nodes.
     #[inline]
-    fn factor(&self, seg: &Segment, doc: u32, assoc: f32) -> f32 {
+    fn factor(&self, seg: &Segment, doc: u32, node_act: &[f32]) -> f32 {
         let (p, r, d) = (self.params, self.ranker, doc as usize);
         let mut f = 1.0f32;
         if r.recency {
@@ -314,20 +323,25 @@ impl Plan<'_> {
             }
         }
         if r.graph {
-            f *= 1.0 + p.graph_weight * assoc;
+            let a = seg
+                .doc_nodes(doc)
+                .iter()
+                .map(|&n| node_act.get(n as usize).copied().unwrap_or(0.0))
+                .fold(0.0, f32::max);
+            f *= 1.0 + p.graph_weight * a;
         }
         f
     }
 
-    /// The largest factor any document of the segment can have.
-    fn max_factor(&self, seg: &Segment) -> f32 {
+    /// The largest factor a document of the segment can have, given the
+    /// largest association activation it can have.
+    fn max_factor(&self, seg: &Segment, amax: f32) -> f32 {
         let (p, r) = (self.params, self.ranker);
         let mut f = 1.0f32;
         if r.usage && seg.any_usage() {
             f *= 1.0 + p.usage_weight;
         }
         if r.graph {
-            let amax = self.activation.iter().map(|a| a.1).fold(0.0, f32::max);
             f *= 1.0 + p.graph_weight * amax;
         }
         f
@@ -337,19 +351,7 @@ impl Plan<'_> {
         let seg = &*view.segment;
         if s.acc.len() < seg.len() {
             s.acc.resize(seg.len(), 0.0);
-            s.assoc.resize(seg.len(), 0.0);
             s.fac.resize(seg.len(), 0.0);
-        }
-        for &(node, act) in &self.activation {
-            for &d in seg.node_postings(node) {
-                let a = &mut s.assoc[d as usize];
-                if *a == 0.0 {
-                    s.assoc_touched.push(d);
-                }
-                if *a < act {
-                    *a = act;
-                }
-            }
         }
         let nterms = self.weights.len();
         let tid = |t: usize| self.tids[t * self.nviews + vi];
@@ -366,7 +368,8 @@ impl Plan<'_> {
             };
             rest[t] = rest[t + 1] + ub;
         }
-        let fmax = self.max_factor(seg) * (1.0 + MARGIN);
+        let amax = self.activation.iter().map(|a| a.1).fold(0.0, f32::max);
+        let fmax = self.max_factor(seg, amax) * (1.0 + MARGIN);
 
         let mut split = nterms;
         for t in 0..nterms {
@@ -426,11 +429,7 @@ impl Plan<'_> {
             s.acc[d as usize] = 0.0;
             s.fac[d as usize] = 0.0;
         }
-        for &d in &s.assoc_touched {
-            s.assoc[d as usize] = 0.0;
-        }
         s.touched.clear();
-        s.assoc_touched.clear();
     }
 
     /// The n-th best lower bound among finished documents and the current
@@ -459,7 +458,7 @@ impl Plan<'_> {
         if cached > 0.0 {
             return cached;
         }
-        let f = self.factor(seg, d, s.assoc[d as usize]);
+        let f = self.factor(seg, d, &s.node_act);
         s.fac[d as usize] = f;
         f
     }
