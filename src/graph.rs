@@ -14,9 +14,11 @@
 //! 2. The published neighbour list of a node is its top
 //!    `neighbours_per_node` edges by `W` (ties: lower node id first).
 //!
-//! Additions only raise weights, so the published top lists are maintained
-//! incrementally; an erasure recomputes the lists of the nodes it touched
-//! from `adjacency`. The graph writer is checked by the tests below and by
+//! Additions only raise weights, so the top lists are maintained
+//! incrementally in place; an erasure recomputes the lists of the nodes it
+//! touched from `adjacency`. Changed lists are copied into the persistent
+//! read side once per commit ([`GraphWriter::publish`]), so a hub node
+//! touched by a thousand facts of one batch is copied once. The graph writer is checked by the tests below and by
 //! `erasure_leaves_no_trace` in `tests/memory.rs`.
 
 use std::sync::Arc;
@@ -68,6 +70,10 @@ pub struct GraphWriter {
     params: GraphParams,
     next: NodeId,
     adjacency: FxHashMap<NodeId, FxHashMap<NodeId, f64>>,
+    /// Each node's top list (invariant 2), mutated in place.
+    top: FxHashMap<NodeId, Vec<(NodeId, f64)>>,
+    /// Nodes whose top list changed since the last publication.
+    dirty: Vec<NodeId>,
     published: Graph,
 }
 
@@ -78,13 +84,34 @@ impl GraphWriter {
             params,
             next: 0,
             adjacency: FxHashMap::default(),
+            top: FxHashMap::default(),
+            dirty: Vec::new(),
             published: Graph::default(),
         }
     }
 
-    /// The read side as of now.
+    /// The read side as of the last publication.
     pub fn graph(&self) -> &Graph {
         &self.published
+    }
+
+    /// Copies the changed top lists into the read side and returns it.
+    pub fn publish(&mut self) -> Graph {
+        self.dirty.sort_unstable();
+        self.dirty.dedup();
+        for node in self.dirty.drain(..) {
+            match self.top.get(&node) {
+                Some(list) if !list.is_empty() => {
+                    self.published
+                        .neighbours
+                        .insert(node, list.as_slice().into());
+                }
+                _ => {
+                    self.published.neighbours.remove(&node);
+                }
+            }
+        }
+        self.published.clone()
     }
 
     /// The node of a name, created if new.
@@ -143,7 +170,8 @@ impl GraphWriter {
                     }
                 }
                 self.published.ids.remove(name);
-                self.published.neighbours.remove(a);
+                self.top.remove(a);
+                self.dirty.push(*a);
             }
         }
         for (i, (a, an)) in nodes.iter().enumerate() {
@@ -194,35 +222,37 @@ impl GraphWriter {
     /// Incremental top-k update after edge `a → b` rose to `w`.
     fn raise(&mut self, a: NodeId, b: NodeId, w: f64) {
         let k = self.params.neighbours_per_node;
-        let current = self.published.neighbours.get(&a).cloned();
-        let mut list: Vec<(NodeId, f64)> = current.map(|l| l.to_vec()).unwrap_or_default();
-        if let Some(e) = list.iter_mut().find(|(n, _)| *n == b) {
-            e.1 = w;
-        } else if list.len() < k {
-            list.push((b, w));
-        } else if list
-            .last()
-            .is_some_and(|&(ln, lw)| (w, std::cmp::Reverse(b)) > (lw, std::cmp::Reverse(ln)))
-        {
-            list.pop();
-            list.push((b, w));
-        } else {
-            return;
+        let entry = (b, w);
+        let list = self.top.entry(a).or_default();
+        match list.iter().position(|e| e.0 == b) {
+            Some(i) => {
+                list.remove(i);
+            }
+            None if list.len() >= k
+                && list.last().is_none_or(|last| order(&entry, last).is_ge()) =>
+            {
+                return;
+            }
+            None => {}
         }
-        sort_neighbours(&mut list);
-        self.published.neighbours.insert(a, list.into());
+        // The list stays sorted: insert the raised entry in place.
+        let at = list.partition_point(|e| order(e, &entry).is_lt());
+        list.insert(at, entry);
+        list.truncate(k);
+        self.dirty.push(a);
     }
 
-    /// Recomputes a node's published top list from `adjacency`.
+    /// Recomputes a node's top list from `adjacency`.
     fn rebuild(&mut self, a: NodeId) {
+        self.dirty.push(a);
         let Some(adj) = self.adjacency.get(&a) else {
-            self.published.neighbours.remove(&a);
+            self.top.remove(&a);
             return;
         };
         let mut list: Vec<(NodeId, f64)> = adj.iter().map(|(b, w)| (*b, *w)).collect();
-        sort_neighbours(&mut list);
+        list.sort_by(order);
         list.truncate(self.params.neighbours_per_node);
-        self.published.neighbours.insert(a, list.into());
+        self.top.insert(a, list);
     }
 }
 
@@ -232,8 +262,9 @@ pub fn contribution(s: WallTime, half_life_days: f64) -> f64 {
     ((s.millis() - ANCHOR_MS) as f64 / (half_life_days * DAY_MS as f64)).exp2()
 }
 
-fn sort_neighbours(list: &mut [(NodeId, f64)]) {
-    list.sort_by(|x, y| y.1.total_cmp(&x.1).then(x.0.cmp(&y.0)));
+/// Neighbour order: heavier first, then lower node id.
+fn order(x: &(NodeId, f64), y: &(NodeId, f64)) -> std::cmp::Ordering {
+    y.1.total_cmp(&x.1).then(x.0.cmp(&y.0))
 }
 
 #[cfg(test)]
@@ -251,10 +282,10 @@ mod tests {
         g.strengthen(&[ids[0], ids[1]], 1.0);
         g.strengthen(&[ids[0], ids[2]], 3.0);
         g.strengthen(&[ids[0], ids[3]], 2.0);
-        let top: Vec<NodeId> = g.graph().neighbours(ids[0]).iter().map(|e| e.0).collect();
+        let top: Vec<NodeId> = g.publish().neighbours(ids[0]).iter().map(|e| e.0).collect();
         assert_eq!(top, [ids[2], ids[3]]);
         g.strengthen(&[ids[0], ids[1]], 5.0);
-        let top: Vec<NodeId> = g.graph().neighbours(ids[0]).iter().map(|e| e.0).collect();
+        let top: Vec<NodeId> = g.publish().neighbours(ids[0]).iter().map(|e| e.0).collect();
         assert_eq!(
             top,
             [ids[1], ids[2]],
@@ -274,7 +305,7 @@ mod tests {
             |n| n == "a",
             |_, _| 0.0,
         );
-        assert!(g.graph().neighbours(ia).is_empty());
+        assert!(g.publish().neighbours(ia).is_empty());
         assert_eq!(g.graph().node("b"), None);
         assert_eq!(g.graph().node("a"), Some(ia));
     }

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::block::Block;
 use crate::config::Config;
 use crate::error::{Error, Result, check_name, check_no_control};
-use crate::extract::{EntityKind, Extractor, Gazetteer, slots};
+use crate::extract::{EntityKind, Extractor, Gazetteer, GazetteerWriter, slots};
 use crate::fact::{Fact, FactBody, FactId, Key, Seq, name_key};
 use crate::graph::{GraphWriter, NodeId, contribution};
 use crate::index::{
@@ -159,7 +159,7 @@ pub struct Memory {
     config: Config,
     ledger: Ledger,
     extractor: Extractor,
-    gazetteer: Gazetteer,
+    gazetteer: GazetteerWriter,
     graph: GraphWriter,
     active: CorpusWriter,
     history: Option<CorpusWriter>,
@@ -176,7 +176,7 @@ impl Memory {
             extractor: Extractor {
                 granularity: config.key_granularity,
             },
-            gazetteer: Gazetteer::default(),
+            gazetteer: GazetteerWriter::default(),
             graph: GraphWriter::new(config.graph.clone()),
             active: writer(),
             history: config.history_index.then(writer),
@@ -234,15 +234,16 @@ impl Memory {
         // Teach the gazetteer the batch's names first, so a message can be
         // keyed on a participant it introduces. Done on a copy: nothing is
         // changed until the commit.
-        let mut gazetteer = self.gazetteer.clone();
-        for o in &observations {
-            for p in &o.participants {
-                gazetteer.register(p, EntityKind::Person);
-            }
-            for e in &o.entities {
-                gazetteer.register(e, EntityKind::Other);
-            }
-        }
+        let gazetteer = self
+            .gazetteer
+            .view()
+            .with_names(observations.iter().flat_map(|o| {
+                let people = o
+                    .participants
+                    .iter()
+                    .map(|p| (p.as_str(), EntityKind::Person));
+                people.chain(o.entities.iter().map(|e| (e.as_str(), EntityKind::Other)))
+            }));
         let drafts: Vec<Draft> = observations
             .into_iter()
             .map(|o| self.draft(o, &gazetteer))
@@ -429,8 +430,8 @@ impl Memory {
             committed_at: self.ledger.committed_at(),
             active,
             history,
-            graph: self.graph.graph().clone(),
-            gazetteer: self.gazetteer.clone(),
+            graph: self.graph.publish(),
+            gazetteer: self.gazetteer.view().clone(),
             params: self.config.score.clone(),
         });
     }

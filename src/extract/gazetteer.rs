@@ -1,17 +1,19 @@
 //! The gazetteer: the entity names a store knows, learned from participants
 //! and structured entities, or registered explicitly.
 //!
-//! It is a persistent map (`imbl`), so cloning it for a published index
-//! version is O(1) and the writer keeps mutating its own copy.
+//! The read side ([`Gazetteer`]) is a pair of persistent maps (`imbl`), so
+//! cloning it for a published index version is O(1); the write side
+//! ([`GazetteerWriter`]) keeps the reference counts in a plain map.
 //!
 //! # Invariants
 //! 1. Every name is in canonical [`name_key`](crate::fact::name_key) form.
-//! 2. `by_token[t]` lists exactly the entries that have token `t`.
-//! 3. An entry lives while it is registered or referenced by a retained fact
-//!    (`refs > 0`); erasing the last fact that taught it drops it.
+//! 2. `by_token[t]` lists exactly the names that have token `t`.
+//! 3. A name lives while it is registered or mentioned by a retained fact;
+//!    erasing the last fact that taught it drops it.
 
 use std::sync::Arc;
 
+use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
 use crate::text;
@@ -35,13 +37,6 @@ impl EntityKind {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Entry {
-    kind: EntityKind,
-    registered: bool,
-    refs: u32,
-}
-
 /// A name found in a token sequence.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Mention {
@@ -55,59 +50,111 @@ pub struct Mention {
     pub end: usize,
 }
 
-/// The names a store knows.
+/// The names a store knows: the read side, published with every index
+/// version and cloned in O(1).
 #[derive(Clone, Debug, Default)]
 pub struct Gazetteer {
-    entries: imbl::HashMap<Arc<str>, Entry>,
+    kinds: imbl::HashMap<Arc<str>, EntityKind>,
     by_token: imbl::HashMap<Arc<str>, Arc<[Arc<str>]>>,
 }
 
-impl Gazetteer {
-    /// Registers a name explicitly; it stays until [`Gazetteer::remove`].
+/// Why a name is known (writer side only).
+#[derive(Clone, Copy, Debug, Default)]
+struct Refs {
+    /// Retained facts that mention the name.
+    facts: u32,
+    /// Registered explicitly.
+    registered: bool,
+}
+
+/// The gazetteer's write side: reference counts stay in a plain map, so
+/// teaching a name the store already knows never touches the persistent
+/// read side.
+#[derive(Debug, Default)]
+pub struct GazetteerWriter {
+    view: Gazetteer,
+    refs: FxHashMap<Arc<str>, Refs>,
+}
+
+impl GazetteerWriter {
+    /// The read side as of now.
+    pub fn view(&self) -> &Gazetteer {
+        &self.view
+    }
+
+    /// Registers a name explicitly; it stays until [`GazetteerWriter::remove`].
     /// Returns the canonical name (empty names are ignored and return `None`).
     pub fn register(&mut self, name: &str, kind: EntityKind) -> Option<Arc<str>> {
-        self.upsert(name, kind, true, 0)
+        let canon = self.view.teach(name, kind, true)?;
+        self.refs.entry(canon.clone()).or_default().registered = true;
+        Some(canon)
     }
 
     /// Records one more retained fact that mentions `name` (already canonical).
     pub fn learn(&mut self, name: &Arc<str>, kind: EntityKind) {
-        self.upsert(name, kind, false, 1);
+        if let Some(canon) = self.view.teach(name, kind, false) {
+            self.refs.entry(canon).or_default().facts += 1;
+        }
     }
 
-    fn upsert(
-        &mut self,
-        name: &str,
-        kind: EntityKind,
-        registered: bool,
-        refs: u32,
-    ) -> Option<Arc<str>> {
+    /// Records that one fact mentioning `name` is gone; drops the name when
+    /// nothing retains it.
+    pub fn unlearn(&mut self, name: &str) {
+        if let Some(r) = self.refs.get_mut(name) {
+            r.facts = r.facts.saturating_sub(1);
+            if r.facts == 0 && !r.registered {
+                self.remove(name);
+            }
+        }
+    }
+
+    /// Removes a name entirely (erasure of an entity).
+    pub fn remove(&mut self, name: &str) {
+        self.refs.remove(name);
+        self.view.forget(name);
+    }
+}
+
+impl Gazetteer {
+    /// A copy that also knows `names` (for extracting a batch whose
+    /// observations introduce names).
+    pub fn with_names<'a>(
+        &self,
+        names: impl IntoIterator<Item = (&'a str, EntityKind)>,
+    ) -> Gazetteer {
+        let mut g = self.clone();
+        for (name, kind) in names {
+            g.teach(name, kind, false);
+        }
+        g
+    }
+
+    /// Makes `name` known with `kind` (an explicit `kind` replaces the old
+    /// one; otherwise only an unknown `Other` is refined). Touches the
+    /// persistent maps only when something changes. Returns the canonical name.
+    fn teach(&mut self, name: &str, kind: EntityKind, explicit: bool) -> Option<Arc<str>> {
+        if let Some((canon, old)) = self.kinds.get_key_value(name) {
+            let canon = canon.clone();
+            if *old != kind && (explicit || *old == EntityKind::Other) {
+                self.kinds.insert(canon.clone(), kind);
+            }
+            return Some(canon);
+        }
         let key = crate::fact::name_key(name);
         if key.is_empty() {
             return None;
         }
-        if let Some((canon, entry)) = self.entries.get_key_value(key.as_str()) {
-            let canon = canon.clone();
-            let mut e = *entry;
-            e.registered |= registered;
-            e.refs += refs;
-            if registered || e.kind == EntityKind::Other {
-                e.kind = kind;
-            }
-            self.entries.insert(canon.clone(), e);
-            return Some(canon);
+        if key != name {
+            return self.teach(&key, kind, explicit);
         }
         let canon: Arc<str> = key.into();
-        self.entries.insert(
-            canon.clone(),
-            Entry {
-                kind,
-                registered,
-                refs,
-            },
-        );
+        self.kinds.insert(canon.clone(), kind);
         for tok in text::tokens(&canon) {
-            let list = self.by_token.get(tok).cloned();
-            let mut v: Vec<Arc<str>> = list.map(|l| l.to_vec()).unwrap_or_default();
+            let mut v: Vec<Arc<str>> = self
+                .by_token
+                .get(tok)
+                .map(|l| l.to_vec())
+                .unwrap_or_default();
             if !v.contains(&canon) {
                 v.push(canon.clone());
                 v.sort();
@@ -117,22 +164,8 @@ impl Gazetteer {
         Some(canon)
     }
 
-    /// Records that one fact mentioning `name` is gone; drops the entry when
-    /// nothing retains it.
-    pub fn unlearn(&mut self, name: &str) {
-        if let Some(e) = self.entries.get(name).copied() {
-            let refs = e.refs.saturating_sub(1);
-            if refs == 0 && !e.registered {
-                self.remove(name);
-            } else {
-                self.entries.insert(name.into(), Entry { refs, ..e });
-            }
-        }
-    }
-
-    /// Removes a name entirely (erasure of an entity).
-    pub fn remove(&mut self, name: &str) {
-        if self.entries.remove(name).is_none() {
+    fn forget(&mut self, name: &str) {
+        if self.kinds.remove(name).is_none() {
             return;
         }
         for tok in text::tokens(name) {
@@ -149,22 +182,22 @@ impl Gazetteer {
 
     /// The kind of a known name.
     pub fn kind(&self, name: &str) -> Option<EntityKind> {
-        self.entries.get(name).map(|e| e.kind)
+        self.kinds.get(name).copied()
     }
 
     /// The canonical `Arc` of a known name.
     pub fn canonical(&self, name: &str) -> Option<Arc<str>> {
-        self.entries.get_key_value(name).map(|(k, _)| k.clone())
+        self.kinds.get_key_value(name).map(|(k, _)| k.clone())
     }
 
     /// Number of known names.
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.kinds.len()
     }
 
     /// Whether no names are known.
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.kinds.is_empty()
     }
 
     /// Known names that contain token `tok` (sorted).
@@ -251,7 +284,8 @@ mod tests {
         text::normalized_tokens(s)
     }
 
-    fn names(g: &Gazetteer, s: &str, participants: &[&str]) -> Vec<String> {
+    fn names(g: &GazetteerWriter, s: &str, participants: &[&str]) -> Vec<String> {
+        let g = g.view();
         let t = toks(s);
         let t: Vec<&str> = t.iter().map(String::as_str).collect();
         let p: Vec<Arc<str>> = participants.iter().map(|p| Arc::from(*p)).collect();
@@ -263,7 +297,7 @@ mod tests {
 
     #[test]
     fn full_names_win_and_first_names_resolve_only_when_unique() {
-        let mut g = Gazetteer::default();
+        let mut g = GazetteerWriter::default();
         g.register("Alex Rivera", EntityKind::Person);
         g.register("Alex Chen", EntityKind::Person);
         g.register("Sam Okafor", EntityKind::Person);
@@ -282,17 +316,25 @@ mod tests {
 
     #[test]
     fn learned_names_drop_with_their_last_fact_registered_ones_stay() {
-        let mut g = Gazetteer::default();
+        let mut g = GazetteerWriter::default();
         let a: Arc<str> = "alex rivera".into();
         g.learn(&a, EntityKind::Person);
         g.learn(&a, EntityKind::Person);
         g.register("Halcyon", EntityKind::Project);
         g.unlearn("alex rivera");
-        assert!(g.kind("alex rivera").is_some());
+        assert!(g.view().kind("alex rivera").is_some());
         g.unlearn("alex rivera");
-        assert!(g.kind("alex rivera").is_none());
-        assert!(g.with_token("alex").is_empty(), "token index follows");
+        assert!(g.view().kind("alex rivera").is_none());
+        assert!(
+            g.view().with_token("alex").is_empty(),
+            "token index follows"
+        );
         g.unlearn("halcyon");
-        assert_eq!(g.kind("halcyon"), Some(EntityKind::Project));
+        assert_eq!(g.view().kind("halcyon"), Some(EntityKind::Project));
+        // Teaching a known name does not replace the read side.
+        let before = g.view().clone();
+        g.learn(&"halcyon".into(), EntityKind::Other);
+        assert_eq!(g.view().kind("halcyon"), Some(EntityKind::Project));
+        assert_eq!(before.len(), g.view().len());
     }
 }

@@ -12,7 +12,7 @@ pub mod slots;
 
 use std::sync::{Arc, LazyLock};
 
-pub use gazetteer::{EntityKind, Gazetteer, Mention};
+pub use gazetteer::{EntityKind, Gazetteer, GazetteerWriter, Mention};
 pub use slots::{CANCELLED, SLOTS, SlotSpec, ValueType};
 
 use crate::config::KeyGranularity;
@@ -204,12 +204,12 @@ mod tests {
     use crate::text::normalize;
 
     fn gazetteer() -> Gazetteer {
-        let mut g = Gazetteer::default();
+        let mut g = GazetteerWriter::default();
         g.register("Alex Rivera", EntityKind::Person);
         g.register("Alex Chen", EntityKind::Person);
         g.register("Priya Natarajan", EntityKind::Person);
         g.register("Halcyon", EntityKind::Project);
-        g
+        g.view().clone()
     }
 
     fn key_of(s: &str) -> Option<(String, String)> {

@@ -43,7 +43,7 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
-pub use admission::{is_value_token, jaccard, text_hash, value_tokens};
+pub use admission::{Signature, is_value_token, text_hash};
 pub use retire::Forget;
 pub use views::AsOf;
 
@@ -182,6 +182,8 @@ pub struct Ledger {
     active_by_hash: FxHashMap<u64, Vec<FactId>>,
     /// (entity, value-token hash) → active facts: absorption candidates.
     absorb_buckets: FxHashMap<(Arc<str>, u64), Vec<FactId>>,
+    /// Admission signature of every active fact.
+    signatures: FxHashMap<FactId, Signature>,
     /// Canonical name (entity or participant) → retained facts naming it.
     facts_by_name: FxHashMap<Arc<str>, Vec<FactId>>,
 }
@@ -200,6 +202,7 @@ impl Ledger {
             versions_by_key: FxHashMap::default(),
             active_by_hash: FxHashMap::default(),
             absorb_buckets: FxHashMap::default(),
+            signatures: FxHashMap::default(),
             facts_by_name: FxHashMap::default(),
         }
     }
@@ -285,8 +288,9 @@ impl Ledger {
     }
 
     fn apply(&mut self, draft: Draft, u: Seq, t: WallTime, changes: &mut Vec<Change>) -> Outcome {
+        let sig = Signature::of(&draft.normalized);
         if self.admission.dedup
-            && let Some(of) = self.find_duplicate(&draft.normalized)
+            && let Some(of) = self.find_duplicate(&draft.normalized, &sig)
         {
             return Outcome::Duplicate { of };
         }
@@ -294,7 +298,7 @@ impl Ledger {
             (Some(key), Some(value)) => match self.active_by_key.get(key).copied() {
                 None => match self.newest_version(key) {
                     None => Outcome::Created {
-                        fact: self.create(draft, u, t, changes),
+                        fact: self.create(draft, sig, u, t, changes),
                     },
                     // The key has history but no current value (its current
                     // version was erased): the draft continues the chain.
@@ -306,7 +310,7 @@ impl Ledger {
                                 newer: head,
                             }
                         } else {
-                            let fact = self.create(draft, u, t, changes);
+                            let fact = self.create(draft, sig, u, t, changes);
                             self.fact_mut(fact).state.supersedes = Some(head);
                             self.fact_mut(head).state.superseded_by = Some(fact);
                             Outcome::Created { fact }
@@ -325,17 +329,17 @@ impl Ledger {
                             newer: active,
                         }
                     } else {
-                        self.supersede(draft, active, u, t, changes)
+                        self.supersede(draft, sig, active, u, t, changes)
                     }
                 }
             },
-            _ => match self.find_absorber(&draft) {
+            _ => match self.find_absorber(&draft, &sig) {
                 Some(into) => {
                     self.reobserve(into, draft.stated_at, changes);
                     Outcome::Absorbed { into }
                 }
                 None => Outcome::Created {
-                    fact: self.create(draft, u, t, changes),
+                    fact: self.create(draft, sig, u, t, changes),
                 },
             },
         }
@@ -357,37 +361,35 @@ impl Ledger {
         self.fact(id).body.value.as_deref()
     }
 
-    fn find_duplicate(&self, normalized: &str) -> Option<FactId> {
+    fn find_duplicate(&self, normalized: &str, sig: &Signature) -> Option<FactId> {
         self.active_by_hash
-            .get(&text_hash(normalized))?
+            .get(&sig.text)?
             .iter()
             .copied()
             .find(|id| text::normalize(&self.fact(*id).body.text) == normalized)
     }
 
-    fn bucket_hash(&self, normalized: &str) -> u64 {
+    fn bucket_hash(&self, sig: &Signature) -> u64 {
         if self.admission.value_token_match {
-            admission::value_hash(normalized)
+            sig.value_hash()
         } else {
             0
         }
     }
 
-    fn find_absorber(&self, draft: &Draft) -> Option<FactId> {
-        let vh = self.bucket_hash(&draft.normalized);
-        let mine = admission::content_set(&draft.normalized);
-        let my_values = value_tokens(&draft.normalized);
+    fn find_absorber(&self, draft: &Draft, sig: &Signature) -> Option<FactId> {
+        let vh = self.bucket_hash(sig);
         let mut best: Option<(f64, FactId)> = None;
         for entity in &draft.entities {
             let Some(bucket) = self.absorb_buckets.get(&(entity.clone(), vh)) else {
                 continue;
             };
             for &id in bucket {
-                let norm = text::normalize(&self.fact(id).body.text);
-                if self.admission.value_token_match && value_tokens(&norm) != my_values {
+                let theirs = &self.signatures[&id];
+                if self.admission.value_token_match && !sig.same_values(theirs) {
                     continue;
                 }
-                let j = jaccard(&mine, &admission::content_set(&norm));
+                let j = sig.jaccard(theirs);
                 if j >= self.admission.jaccard && best.is_none_or(|(bj, bid)| (j, id) > (bj, bid)) {
                     best = Some((j, id));
                 }
@@ -434,9 +436,16 @@ impl Ledger {
         id
     }
 
-    fn create(&mut self, draft: Draft, u: Seq, t: WallTime, changes: &mut Vec<Change>) -> FactId {
+    fn create(
+        &mut self,
+        draft: Draft,
+        sig: Signature,
+        u: Seq,
+        t: WallTime,
+        changes: &mut Vec<Change>,
+    ) -> FactId {
         let id = self.new_fact(draft, vec![open_at(u, t)], Status::Active);
-        self.index_active(id);
+        self.index_active(id, sig);
         changes.push(Change::Recorded(id));
         changes.push(Change::Activated(id));
         id
@@ -445,6 +454,7 @@ impl Ledger {
     fn supersede(
         &mut self,
         draft: Draft,
+        sig: Signature,
         previous: FactId,
         u: Seq,
         t: WallTime,
@@ -458,7 +468,7 @@ impl Ledger {
         }
         self.fact_mut(fact).state.supersedes = Some(previous);
         self.fact_mut(previous).state.superseded_by = Some(fact);
-        self.index_active(fact);
+        self.index_active(fact, sig);
         changes.push(Change::Recorded(fact));
         changes.push(Change::Activated(fact));
         Outcome::Superseded { fact, previous }
@@ -526,36 +536,35 @@ impl Ledger {
     }
 
     /// Adds a current fact to the active lookup maps.
-    fn index_active(&mut self, id: FactId) {
+    fn index_active(&mut self, id: FactId, sig: Signature) {
         let body = self.fact(id).body.clone();
-        let norm = text::normalize(&body.text);
         if let Some(key) = &body.key {
             self.active_by_key.insert(key.clone(), id);
         }
-        self.active_by_hash
-            .entry(text_hash(&norm))
-            .or_default()
-            .push(id);
-        let vh = self.bucket_hash(&norm);
+        self.active_by_hash.entry(sig.text).or_default().push(id);
+        let vh = self.bucket_hash(&sig);
         for e in body.entities.iter() {
             self.absorb_buckets
                 .entry((e.clone(), vh))
                 .or_default()
                 .push(id);
         }
+        self.signatures.insert(id, sig);
     }
 
     /// Removes a fact from the active lookup maps.
     fn unindex_active(&mut self, id: FactId) {
         let body = self.fact(id).body.clone();
-        let norm = text::normalize(&body.text);
         if let Some(key) = &body.key
             && self.active_by_key.get(key) == Some(&id)
         {
             self.active_by_key.remove(key);
         }
-        remove_from(&mut self.active_by_hash, &text_hash(&norm), id);
-        let vh = self.bucket_hash(&norm);
+        let Some(sig) = self.signatures.remove(&id) else {
+            return;
+        };
+        remove_from(&mut self.active_by_hash, &sig.text, id);
+        let vh = self.bucket_hash(&sig);
         for e in body.entities.iter() {
             remove_from(&mut self.absorb_buckets, &(e.clone(), vh), id);
         }

@@ -139,6 +139,9 @@ impl Ledger {
             }
             if f.state.is_current() {
                 let norm = text::normalize(&f.body.text);
+                if self.signatures.get(&f.id()) != Some(&admission::Signature::of(&norm)) {
+                    return Err(format!("{} has no or a stale admission signature", f.id()));
+                }
                 expected_hash
                     .entry(admission::text_hash(&norm))
                     .or_default()
@@ -149,6 +152,9 @@ impl Ledger {
                     return Err(format!("active_by_key misses {}", f.id()));
                 }
             }
+        }
+        if self.signatures.len() != self.active().count() {
+            return Err("signatures list a fact that is not current".into());
         }
         if self.active_by_key.len() != current_per_key.len() {
             return Err("active_by_key lists a fact that is not current".into());
