@@ -55,7 +55,8 @@ fn demo(event_time: bool, show_history: bool) -> Result<()> {
         ..Config::default()
     };
     let mut memory = Memory::new(config)?;
-    // Two people share a first name: the participant decides who "Alex" is.
+    // Two people share a first name. Without the identity rules (a later
+    // issue) both Alexes' standups compete for the block.
     let messages = [
         (
             "The standup with Alex Rivera is moved to 9:30am.",

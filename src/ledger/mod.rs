@@ -303,8 +303,7 @@ impl Ledger {
                     // The key has history but no current value (its current
                     // version was erased): the draft continues the chain.
                     Some(head) => {
-                        let head_at = self.fact(head).body.stated_at;
-                        if self.ordering == Ordering::EventTime && draft.stated_at < head_at {
+                        if self.stated_before(&draft, head) {
                             Outcome::History {
                                 fact: self.insert_history(draft, head, changes),
                                 newer: head,
@@ -322,8 +321,7 @@ impl Ledger {
                     Outcome::Reobserved { fact: active }
                 }
                 Some(active) => {
-                    let active_at = self.fact(active).body.stated_at;
-                    if self.ordering == Ordering::EventTime && draft.stated_at < active_at {
+                    if self.stated_before(&draft, active) {
                         Outcome::History {
                             fact: self.insert_history(draft, active, changes),
                             newer: active,
@@ -343,6 +341,12 @@ impl Ledger {
                 },
             },
         }
+    }
+
+    /// Event-time ordering only: whether the draft states an older time
+    /// than `newer`, so it belongs below it in the key's history.
+    fn stated_before(&self, draft: &Draft, newer: FactId) -> bool {
+        self.ordering == Ordering::EventTime && draft.stated_at < self.fact(newer).body.stated_at
     }
 
     fn fact(&self, id: FactId) -> &Fact {

@@ -413,16 +413,7 @@ impl Plan<'_> {
                     continue;
                 }
                 let score = acc * self.cached_factor(seg, d, s);
-                push(
-                    &mut s.heap,
-                    self.n,
-                    Worst {
-                        score,
-                        fact: seg.fact_id(d),
-                        view: vi as u32,
-                        doc: d,
-                    },
-                );
+                offer(&mut s.heap, self.n, seg, vi, d, score);
             }
         }
         for &d in &s.touched {
@@ -529,16 +520,7 @@ impl Plan<'_> {
         // Newest first: later (older) candidates then mostly fail the heap test.
         for &(d, f) in cands.iter().rev() {
             let score = s.acc[d as usize] * f;
-            push(
-                &mut s.heap,
-                self.n,
-                Worst {
-                    score,
-                    fact: seg.fact_id(d),
-                    view: vi as u32,
-                    doc: d,
-                },
-            );
+            offer(&mut s.heap, self.n, seg, vi, d, score);
         }
         s.cands = cands;
     }
@@ -551,6 +533,18 @@ fn nth_best(values: &mut [f32], n: usize) -> Option<f32> {
     }
     let (_, nth, _) = values.select_nth_unstable_by(n - 1, |a, b| b.total_cmp(a));
     Some(*nth)
+}
+
+/// Offers document `d` of view `vi` with its final score to the heap.
+#[inline]
+fn offer(heap: &mut BinaryHeap<Worst>, n: usize, seg: &Segment, vi: usize, d: u32, score: f32) {
+    let entry = Worst {
+        score,
+        fact: seg.fact_id(d),
+        view: vi as u32,
+        doc: d,
+    };
+    push(heap, n, entry);
 }
 
 /// Keeps the best `n` entries.
