@@ -26,6 +26,7 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap;
 
 use crate::config::GraphParams;
+use crate::pmap::PMap;
 use crate::time::{DAY_MS, WallTime};
 
 /// A graph node (an entity or participant name), stable for the store's life.
@@ -37,8 +38,8 @@ const ANCHOR_MS: i64 = 1_577_836_800_000;
 /// The read side: published with every index version, cloned in O(1).
 #[derive(Clone, Debug, Default)]
 pub struct Graph {
-    ids: imbl::HashMap<Arc<str>, NodeId>,
-    neighbours: imbl::HashMap<NodeId, Arc<[(NodeId, f64)]>>,
+    ids: PMap<Arc<str>, NodeId>,
+    neighbours: PMap<NodeId, Arc<[(NodeId, f64)]>>,
 }
 
 impl Graph {

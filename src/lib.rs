@@ -36,6 +36,7 @@
 //! - [`retrieve`]: requests and the read path (a pure function of a version).
 //! - [`memory`]: the store as a library user sees it.
 //! - [`synth`]: the synthetic scaling corpus.
+//! - [`pmap`]: the persistent map versions share with the writer.
 //! - [`config`], [`error`]: parameters and errors.
 
 pub mod block;
@@ -47,6 +48,7 @@ pub mod graph;
 pub mod index;
 pub mod ledger;
 pub mod memory;
+pub mod pmap;
 pub mod rank;
 pub mod retrieve;
 pub mod synth;

@@ -16,6 +16,7 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
+use crate::pmap::PMap;
 use crate::text;
 
 /// What kind of thing a name refers to; slots say which kind owns them.
@@ -54,8 +55,8 @@ pub struct Mention {
 /// version and cloned in O(1).
 #[derive(Clone, Debug, Default)]
 pub struct Gazetteer {
-    kinds: imbl::HashMap<Arc<str>, EntityKind>,
-    by_token: imbl::HashMap<Arc<str>, Arc<[Arc<str>]>>,
+    kinds: PMap<Arc<str>, EntityKind>,
+    by_token: PMap<Arc<str>, Arc<[Arc<str>]>>,
 }
 
 /// Why a name is known (writer side only).

@@ -18,6 +18,7 @@ use std::sync::Arc;
 use super::deletes::DeleteSet;
 use super::segment::{FIELDS, Segment, for_each_term, pattern};
 use crate::fact::FactId;
+use crate::pmap::PMap;
 
 /// A segment as one index version sees it.
 #[derive(Clone, Debug)]
@@ -26,7 +27,7 @@ pub struct SegmentView {
     pub segment: Arc<Segment>,
     /// Its deleted documents in this version.
     pub deletes: DeleteSet,
-    deleted_presence: imbl::HashMap<u32, [u32; 7]>,
+    deleted_presence: PMap<u32, [u32; 7]>,
     deleted_lens: [u64; FIELDS],
     /// Global id of local document 0 (invariant 3).
     pub base: u32,
@@ -38,7 +39,7 @@ impl SegmentView {
         SegmentView {
             segment,
             deletes: DeleteSet::default(),
-            deleted_presence: imbl::HashMap::default(),
+            deleted_presence: PMap::default(),
             deleted_lens: [0; FIELDS],
             base: 0,
         }

@@ -476,7 +476,9 @@ impl Plan<'_> {
                 cands.push((d, f));
             }
         }
-        cands.sort_unstable_by_key(|c| c.0);
+        // Stable sort: touched documents arrive as a few ascending runs (one per
+        // term), which a merge sort joins in linear time.
+        cands.sort_by_key(|c| c.0);
         let reachable =
             |acc: f32, fac: f32, rest: f32| (acc + rest) * fac * (1.0 + MARGIN) >= theta;
         cands.retain(|&(d, f)| reachable(s.acc[d as usize], f, rest[from]));
