@@ -32,7 +32,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
-pub use query::{QueryTerm, query_terms};
+pub use query::{QueryTerm, normalized_query_terms, query_terms};
 pub use scorer::{Scored, Scratch, shortlist};
 
 /// How a request's participants enter the query.

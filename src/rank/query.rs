@@ -29,8 +29,17 @@ pub fn query_terms(
     ranker: &Ranker,
     params: &ScoreParams,
 ) -> Vec<QueryTerm> {
-    let norm = text::normalize(context);
-    let toks: Vec<&str> = text::content_tokens(&norm).collect();
+    normalized_query_terms(&text::normalize(context), participants, ranker, params)
+}
+
+/// [`query_terms`] of a context that is already normalized.
+pub fn normalized_query_terms(
+    norm: &str,
+    participants: &[String],
+    ranker: &Ranker,
+    params: &ScoreParams,
+) -> Vec<QueryTerm> {
+    let toks: Vec<&str> = text::content_tokens(norm).collect();
     let n = toks.len();
     // (term, weight, last position)
     let mut terms: Vec<(String, f32, usize)> = Vec::with_capacity(n);

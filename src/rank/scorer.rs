@@ -25,7 +25,7 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
-use super::{Ranker, query_terms};
+use super::{Ranker, normalized_query_terms};
 use crate::config::ScoreParams;
 use crate::error::{Error, Result};
 use crate::fact::{FactBody, FactId, name_key};
@@ -75,6 +75,8 @@ pub struct Scratch {
     cands: Vec<(u32, f32)>,
     /// Lower bounds, for the threshold.
     bounds: Vec<f32>,
+    /// Per term, the most the remaining terms can add (one segment).
+    rest: Vec<f32>,
     heap: BinaryHeap<Worst>,
 }
 
@@ -164,7 +166,8 @@ pub fn shortlist_with(
         version.history.as_ref().ok_or(Error::NoHistoryIndex)?
     };
     let params = &version.params;
-    let mut terms = query_terms(query.context, query.participants, ranker, params);
+    let norm = text::normalize(query.context);
+    let mut terms = normalized_query_terms(&norm, query.participants, ranker, params);
     let live = corpus.live_docs();
     if live == 0 || terms.is_empty() || n == 0 {
         return Ok(Vec::new());
@@ -225,7 +228,7 @@ pub fn shortlist_with(
         a0: k1 * (1.0 - b),
         bcoef: k1 * b / avgdl,
         activation: if ranker.graph {
-            activation(version, &query, ranker)
+            activation(version, &norm, query.participants, ranker)
         } else {
             Vec::new()
         },
@@ -312,7 +315,7 @@ impl Plan<'_> {
         let mut f = 1.0f32;
         if r.recency {
             // A fact observed after the request time counts as fresh.
-            let rec = (seg.rec()[d] * self.crec).min(1.0) as f32;
+            let rec = (seg.rec(doc) * self.crec).min(1.0) as f32;
             f *= p.recency_floor + (1.0 - p.recency_floor) * rec;
         }
         if r.usage && seg.any_usage() {
@@ -360,7 +363,9 @@ impl Plan<'_> {
             id => seg.postings(id),
         };
         // rest[t]: the most terms t.. can add to one document.
-        let mut rest = vec![0.0f32; nterms + 1];
+        let mut rest = std::mem::take(&mut s.rest);
+        rest.clear();
+        rest.resize(nterms + 1, 0.0);
         for t in (0..nterms).rev() {
             let ub = match tid(t) {
                 u32::MAX => 0.0,
@@ -421,6 +426,7 @@ impl Plan<'_> {
             s.fac[d as usize] = 0.0;
         }
         s.touched.clear();
+        s.rest = rest;
     }
 
     /// The n-th best lower bound among finished documents and the current
@@ -582,16 +588,19 @@ fn gallop(list: &[Posting], from: usize, doc: u32) -> usize {
 /// Each seed passes `ρ · w / w_max` to its published neighbours; the
 /// `non_seed_nodes` most activated non-seeds join the seeds. Activations are
 /// capped at 1.
-fn activation(version: &IndexVersion, query: &Query<'_>, ranker: &Ranker) -> Vec<(NodeId, f32)> {
+fn activation(
+    version: &IndexVersion,
+    norm: &str,
+    participants: &[String],
+    ranker: &Ranker,
+) -> Vec<(NodeId, f32)> {
     let params = &version.params;
     let graph = &version.graph;
-    let participants: Vec<std::sync::Arc<str>> = query
-        .participants
+    let participants: Vec<std::sync::Arc<str>> = participants
         .iter()
         .map(|p| std::sync::Arc::from(name_key(p)))
         .collect();
-    let norm = text::normalize(query.context);
-    let toks: Vec<&str> = text::tokens(&norm).collect();
+    let toks: Vec<&str> = text::tokens(norm).collect();
     let mut seeds: Vec<NodeId> = version
         .gazetteer
         .mentions(&toks, &participants)
