@@ -167,7 +167,7 @@ pub fn shortlist_with(
     };
     let params = &version.params;
     let norm = text::normalize(query.context);
-    let mut terms = normalized_query_terms(&norm, query.participants, ranker, params);
+    let terms = normalized_query_terms(&norm, query.participants, ranker, params);
     let live = corpus.live_docs();
     if live == 0 || terms.is_empty() || n == 0 {
         return Ok(Vec::new());
@@ -186,39 +186,33 @@ pub fn shortlist_with(
         1.0
     };
 
-    // W per term from exact live document frequencies; heaviest terms first.
-    let mut weighted: Vec<(f32, usize)> = Vec::with_capacity(terms.len());
-    for (i, qt) in terms.iter().enumerate() {
+    // Per term: its id in each segment (looked up once), then W from the exact
+    // live document frequency; heaviest terms first.
+    let mut weighted: Vec<(f32, &str, Vec<u32>)> = Vec::with_capacity(terms.len());
+    for qt in &terms {
+        let tids: Vec<u32> = views
+            .iter()
+            .map(|v| v.segment.term(&qt.term).unwrap_or(u32::MAX))
+            .collect();
         let df: u32 = views
             .iter()
-            .filter_map(|v| {
-                v.segment
-                    .term(&qt.term)
-                    .map(|t| df_for_mask(&v.live_presence(t), mask))
-            })
+            .zip(&tids)
+            .filter(|(_, t)| **t != u32::MAX)
+            .map(|(v, t)| df_for_mask(&v.live_presence(*t), mask))
             .sum();
         if df > 0 {
             let (nf, dff) = (live as f64, f64::from(df));
             let idf = (1.0 + (nf - dff + 0.5) / (dff + 0.5)).ln();
-            weighted.push((qt.weight * idf as f32 * (k1 + 1.0), i));
+            weighted.push((qt.weight * idf as f32 * (k1 + 1.0), &qt.term, tids));
         }
     }
-    weighted.sort_by(|a, b| {
-        b.0.total_cmp(&a.0)
-            .then(terms[a.1].term.cmp(&terms[b.1].term))
-    });
-    let tids = weighted
-        .iter()
-        .flat_map(|&(_, i)| views.iter().map(move |v| (i, v)))
-        .map(|(i, v)| v.segment.term(&terms[i].term).unwrap_or(u32::MAX))
-        .collect();
-    terms.clear();
+    weighted.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
 
     let plan = Plan {
         ranker,
         params,
         weights: weighted.iter().map(|w| w.0).collect(),
-        tids,
+        tids: weighted.iter().flat_map(|w| w.2.iter().copied()).collect(),
         nviews: views.len(),
         alpha,
         tf_table: std::array::from_fn(|i| {
