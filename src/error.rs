@@ -77,6 +77,28 @@ pub enum Error {
     )]
     NoHistoryIndex,
 
+    /// A fresh-mode retrieval was cancelled by its request (deadline passed).
+    #[error("retrieval cancelled: the request's waiting budget ran out first")]
+    Cancelled,
+
+    /// A request named a context that is not registered.
+    #[error("no registered context with id {0}: register it first (contexts are per conversation)")]
+    UnknownContext(u64),
+
+    /// A fresh-mode waiting budget of zero.
+    #[error(
+        "omega = 0 leaves no time for a fresh retrieval: use omega > 0 (the default is 5 ms), or snapshot mode"
+    )]
+    ZeroOmega,
+
+    /// A group commit failed as a whole (each observation was valid alone).
+    #[error("commit failed: {0}")]
+    CommitFailed(String),
+
+    /// The serving runtime has shut down.
+    #[error("the serving runtime has shut down: {0}")]
+    ShutDown(String),
+
     /// A configuration value is out of range.
     #[error("invalid configuration: {0}")]
     InvalidConfig(String),

@@ -35,6 +35,11 @@
 //! - [`block`]: greedy selection and the block format.
 //! - [`retrieve`]: requests and the read path (a pure function of a version).
 //! - [`memory`]: the store as a library user sees it.
+//! - [`load`]: the `pfm load` harness (Appendix G on one machine).
+//! - [`serve`]: the serving runtime (construction actor, snapshot publisher,
+//!   worker pool, request path) and its instrumentation.
+//! - [`sync`]: the primitives of the serving protocols (std / arc-swap, or
+//!   loom's under `--cfg loom`).
 //! - [`synth`]: the synthetic scaling corpus.
 //! - [`pmap`]: the persistent map versions share with the writer.
 //! - [`config`], [`error`]: parameters and errors.
@@ -47,10 +52,13 @@ pub mod fact;
 pub mod graph;
 pub mod index;
 pub mod ledger;
+pub mod load;
 pub mod memory;
 pub mod pmap;
 pub mod rank;
 pub mod retrieve;
+pub mod serve;
+pub mod sync;
 pub mod synth;
 pub mod text;
 pub mod time;

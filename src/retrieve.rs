@@ -8,7 +8,8 @@ use serde::{Deserialize, Serialize};
 use crate::block::{self, Block, MIN_BUDGET};
 use crate::error::{Error, Result, check_name, check_no_control};
 use crate::index::IndexVersion;
-use crate::rank::{Ranker, Scratch, scorer::Query, shortlist};
+use crate::rank::scorer::{Cancel, Query};
+use crate::rank::{Ranker, Scratch, shortlist};
 use crate::time::WallTime;
 
 /// What an agent asks memory for before it generates.
@@ -114,11 +115,23 @@ pub fn retrieve_with(
     request: &Request,
     scratch: &mut Scratch,
 ) -> Result<Block> {
+    retrieve_cancellable(version, request, None, scratch)
+}
+
+/// [`retrieve_with`] that stops with [`Error::Cancelled`] once `cancel` says
+/// so (checked before scoring, between query terms and before selection).
+pub fn retrieve_cancellable(
+    version: &IndexVersion,
+    request: &Request,
+    cancel: Option<&dyn Cancel>,
+    scratch: &mut Scratch,
+) -> Result<Block> {
     request.validate()?;
     let query = Query {
         context: &request.context,
         participants: &request.participants,
         at: request.at,
+        cancel,
     };
     let list = shortlist(
         version,
@@ -127,6 +140,9 @@ pub fn retrieve_with(
         request.shortlist.max(request.k),
         scratch,
     )?;
+    if cancel.is_some_and(Cancel::is_cancelled) {
+        return Err(Error::Cancelled);
+    }
     Ok(block::select(&list, request.k, request.budget))
 }
 

@@ -30,6 +30,14 @@ impl WallTime {
         WallTime(ms)
     }
 
+    /// The system clock now (the epoch if the clock is set before it).
+    pub fn now() -> Self {
+        let ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        WallTime(ms)
+    }
+
     /// From whole seconds since the epoch (the synthetic corpus uses these).
     pub const fn from_secs(secs: i64) -> Self {
         WallTime(secs.saturating_mul(1000))

@@ -128,7 +128,7 @@ proptest! {
         for (choice, flags) in rankers {
             let ranker = ranker(choice, flags);
             for q in &queries {
-                let query = Query { context: &q.text, participants: &q.participants, at: WallTime::from_secs(q.at) };
+                let query = Query { context: &q.text, participants: &q.participants, at: WallTime::from_secs(q.at), cancel: None };
                 let fast = shortlist_with(&version, query, &ranker, n, Scoring::Pruned, &mut scratch).unwrap();
                 let slow = shortlist_with(&version, query, &ranker, n, Scoring::Exhaustive, &mut scratch).unwrap();
                 let a: Vec<(u64, u32)> = fast.iter().map(|x| (x.fact.0, x.score.to_bits())).collect();

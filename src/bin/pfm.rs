@@ -1,10 +1,19 @@
 //! `pfm`: the command-line front end. Thin: every command is a few calls
 //! into the library.
 
+use std::time::Duration;
+
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use pfm::config::Ordering;
+use pfm::load::{self, LoadOptions, Mode};
+use pfm::synth::Vocabulary;
 use pfm::{Config, Memory, Observation, Request, WallTime};
+
+// The serving path allocates little, but what it allocates (blocks, jobs)
+// comes from mimalloc's thread-local free lists, not a global lock.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// Personal fact memory for LLM agents: never stale, never the wrong person, never late.
 #[derive(Parser)]
@@ -16,6 +25,51 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Appendix G on this machine: serve a synthetic store while construction
+    /// ingests, and print memory-induced waiting (Table 8) and snapshot lag
+    /// (Table 7 analogue).
+    Load {
+        /// Facts in the store before serving starts.
+        #[arg(long, default_value_t = 20_000)]
+        facts: u64,
+        /// Facts per second ingested while serving.
+        #[arg(long, default_value_t = 400.0)]
+        ingest_rate: f64,
+        /// Requests to make.
+        #[arg(long, default_value_t = 2_000)]
+        requests: usize,
+        /// Pause between requests on one request thread, in microseconds.
+        #[arg(long, default_value_t = 5_000)]
+        interval_us: u64,
+        /// Request threads.
+        #[arg(long, default_value_t = 1)]
+        request_threads: usize,
+        /// Retrieval workers.
+        #[arg(long, default_value_t = 4)]
+        workers: usize,
+        /// Fresh-mode waiting budget omega, in microseconds.
+        #[arg(long, default_value_t = 5_000)]
+        omega_us: u64,
+        /// snapshot, fresh, or both (a snapshot read then a fresh request).
+        #[arg(long, default_value = "both")]
+        mode: Mode,
+        /// Registered contexts the requests cycle over.
+        #[arg(long, default_value_t = 16)]
+        contexts: usize,
+        /// Corpus seed.
+        #[arg(long, default_value_t = 7)]
+        seed: u64,
+        /// Corpus vocabulary: wide or narrow.
+        #[arg(long, default_value = "wide")]
+        vocabulary: Vocabulary,
+        /// Niceness of construction and the snapshot publisher (0: same
+        /// priority as the serving threads).
+        #[arg(long, default_value_t = 10)]
+        background_nice: i32,
+        /// Print one JSON object on stdout (progress stays on stderr).
+        #[arg(long)]
+        json: bool,
+    },
     /// Observe a revision chain and print the memory block before and after
     /// each revision (keyed supersession at work).
     Demo {
@@ -31,6 +85,38 @@ enum Command {
 
 fn main() -> Result<()> {
     match Cli::parse().command {
+        Command::Load {
+            facts,
+            ingest_rate,
+            requests,
+            interval_us,
+            request_threads,
+            workers,
+            omega_us,
+            mode,
+            contexts,
+            seed,
+            vocabulary,
+            background_nice,
+            json,
+        } => {
+            let options = LoadOptions {
+                facts,
+                ingest_rate,
+                requests,
+                interval: Duration::from_micros(interval_us),
+                request_threads,
+                workers,
+                omega: Duration::from_micros(omega_us),
+                mode,
+                contexts,
+                seed,
+                vocabulary,
+                background_nice,
+                ..LoadOptions::default()
+            };
+            run_load(&options, json)
+        }
         Command::Demo {
             event_time,
             history,
@@ -150,6 +236,27 @@ fn demo(event_time: bool, show_history: bool) -> Result<()> {
                 }
             }
         }
+    }
+    Ok(())
+}
+
+fn run_load(options: &LoadOptions, json: bool) -> Result<()> {
+    let bar = indicatif::ProgressBar::new(options.requests as u64).with_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} load {bar:40} {pos}/{len} requests, {elapsed} ({eta} left)",
+        )
+        .context("progress bar template")?,
+    );
+    eprintln!(
+        "building a {}-fact store, then {} requests while ingesting {}/s...",
+        options.facts, options.requests, options.ingest_rate
+    );
+    let report = load::run(options, &|done| bar.set_position(done)).context("load run failed")?;
+    bar.finish_and_clear();
+    if json {
+        println!("{}", serde_json::to_string(&report)?);
+    } else {
+        print!("{}", report.tables());
     }
     Ok(())
 }

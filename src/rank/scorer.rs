@@ -107,8 +107,15 @@ impl PartialOrd for Worst {
     }
 }
 
+/// Lets the owner of a running query ask it to stop (fresh mode's cancel
+/// flag). The scorer checks it before scoring and between query terms.
+pub trait Cancel {
+    /// Whether the query should stop now.
+    fn is_cancelled(&self) -> bool;
+}
+
 /// What the scorer needs from a request.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub struct Query<'a> {
     /// The request's context (an unfinished message).
     pub context: &'a str,
@@ -116,6 +123,20 @@ pub struct Query<'a> {
     pub participants: &'a [String],
     /// The request's time (recency, usage).
     pub at: WallTime,
+    /// Checked before scoring and between query terms; a cancelled query
+    /// returns [`Error::Cancelled`].
+    pub cancel: Option<&'a dyn Cancel>,
+}
+
+impl std::fmt::Debug for Query<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Query")
+            .field("context", &self.context)
+            .field("participants", &self.participants)
+            .field("at", &self.at)
+            .field("cancellable", &self.cancel.is_some())
+            .finish()
+    }
 }
 
 /// Everything about a query that is the same for every segment.
@@ -138,6 +159,7 @@ struct Plan<'a> {
     cuse: f64,
     n: usize,
     strategy: Strategy,
+    cancel: Option<&'a dyn Cancel>,
 }
 
 /// The best `n` facts for a query, best first (ties: newer fact first).
@@ -230,6 +252,7 @@ pub fn shortlist_with(
         cuse: (-half_lives(query.at, TIME_ANCHOR, params.usage_half_life_days)).exp2(),
         n,
         strategy,
+        cancel: query.cancel,
     };
     scratch.heap.clear();
     for &(node, act) in &plan.activation {
@@ -240,10 +263,17 @@ pub fn shortlist_with(
         scratch.node_act[i] = act;
     }
     for (vi, view) in views.iter().enumerate() {
+        if plan.cancelled() {
+            break;
+        }
         plan.score_segment(vi, view, scratch);
     }
     for &(node, _) in &plan.activation {
         scratch.node_act[node as usize] = 0.0;
+    }
+    if plan.cancelled() {
+        scratch.heap.clear();
+        return Err(Error::Cancelled);
     }
     let mut out: Vec<Scored> = scratch
         .heap
@@ -259,6 +289,11 @@ pub fn shortlist_with(
 }
 
 impl Plan<'_> {
+    #[inline]
+    fn cancelled(&self) -> bool {
+        self.cancel.is_some_and(Cancel::is_cancelled)
+    }
+
     #[inline]
     fn tf(&self, tf: [u8; FIELDS]) -> f32 {
         let [t0, t1, t2] = tf;
@@ -372,6 +407,11 @@ impl Plan<'_> {
 
         let mut split = nterms;
         for t in 0..nterms {
+            if self.cancelled() {
+                // The caller discards everything; only the cleanup below runs.
+                split = 0;
+                break;
+            }
             let list = postings(t);
             if self.strategy == Strategy::Pruned
                 && t > 0
@@ -483,6 +523,9 @@ impl Plan<'_> {
             |acc: f32, fac: f32, rest: f32| (acc + rest) * fac * (1.0 + MARGIN) >= theta;
         cands.retain(|&(d, f)| reachable(s.acc[d as usize], f, rest[from]));
         for t in from..self.weights.len() {
+            if self.cancelled() {
+                break;
+            }
             let id = self.tids[t * self.nviews + vi];
             if id != u32::MAX {
                 let (list, w) = (seg.postings(id), self.weights[t]);

@@ -1,0 +1,359 @@
+//! The serving runtime: a construction actor (the only writer), a snapshot
+//! publisher, a retrieval worker pool and the request path, with the waiting
+//! bound of Proposition 2 (see `docs/serving-bound.md`).
+//!
+//! ```text
+//!  observe ──> ConstructionActor (ractor) ── commit ──> Publication<IndexVersion>
+//!                 group commit, prune timer                 │ one store per commit
+//!                                                           ├──> SnapshotPublisher thread
+//!                                                           │      per context: Publication<Snapshot>
+//!                                                           └──> worker threads (pool)
+//!  Requester (caller's thread):
+//!    snapshot mode: one load of the context's snapshot                   adds <= σ + r
+//!    fresh mode: try_send a job (h), wait <= ω, else cancel + snapshot   adds <= h + ω + σ + r
+//! ```
+//!
+//! # Layout
+//! - [`construction`]: the writer and its actor.
+//! - [`snapshot`]: registered contexts, snapshots, the publisher.
+//! - [`pool`]: retrieval jobs and the worker threads.
+//! - [`handoff`]: the one-shot completion a fresh request waits on (its cancel flag).
+//! - [`request`]: the request path (snapshot and fresh modes).
+//! - [`metrics`]: hdrhistogram probes and counters.
+
+pub mod construction;
+pub mod handoff;
+pub mod metrics;
+pub mod pool;
+pub mod request;
+pub mod snapshot;
+
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use ractor::{Actor, ActorRef};
+
+use crate::error::{Error, Result};
+use crate::index::IndexVersion;
+use crate::memory::{Memory, Observation, Receipt};
+use crate::retrieve::Request;
+use crate::sync::queue;
+use crate::sync::{Arc, Publication};
+use crate::time::WallTime;
+
+pub use construction::{Construction, ConstructionActor, ConstructionMsg};
+pub use handoff::{Completion, Waited};
+pub use metrics::{Metrics, Probe, Quantity, Summary};
+pub use pool::{Reply, RetrievalJob, Worker, WorkerPool};
+pub use request::{Requester, Served, Source, Timings};
+pub use snapshot::{
+    Changed, Context, ContextHandle, ContextId, Contexts, Snapshot, SnapshotPublisher,
+};
+
+/// The time retrieval and pruning use: the wall clock by default; a
+/// harness can drive a synthetic one.
+pub type Clock = std::sync::Arc<dyn Fn() -> WallTime + Send + Sync>;
+
+/// The wall clock.
+pub fn wall_clock() -> Clock {
+    std::sync::Arc::new(WallTime::now)
+}
+
+/// Raises the calling thread's niceness by `nice` (Linux: per thread).
+/// Best effort: where the OS refuses, the thread keeps its priority.
+fn lower_priority(nice: i32) {
+    #[cfg(target_os = "linux")]
+    if nice > 0 {
+        // SAFETY: setpriority has no memory-safety preconditions; on Linux
+        // `who = 0` with PRIO_PROCESS names the calling thread.
+        unsafe {
+            libc::setpriority(libc::PRIO_PROCESS, 0, nice);
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = nice;
+}
+
+/// How the runtime is set up.
+#[derive(Clone)]
+pub struct ServeOptions {
+    /// Retrieval worker threads (more than one, or a request can queue
+    /// behind a cancelled job that is draining).
+    pub workers: usize,
+    /// Jobs that may wait for a worker; a request that finds the queue full
+    /// falls back at once instead of queueing without bound.
+    pub queue: usize,
+    /// Pin workers to cores (round-robin) where the OS allows it.
+    pub pin_workers: bool,
+    /// Period of the full snapshot republication.
+    pub publish_every: Duration,
+    /// Period of pruning; `None` never prunes.
+    pub prune_every: Option<Duration>,
+    /// Niceness of construction and the publisher (Linux; 0 leaves them at
+    /// the serving threads' priority). Background work runs at a lower
+    /// priority so that a woken request thread or worker gets a core
+    /// promptly: this is what keeps `σ` small when the cores are busy
+    /// ingesting.
+    pub background_nice: i32,
+    /// The clock.
+    pub clock: Clock,
+}
+
+impl std::fmt::Debug for ServeOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServeOptions")
+            .field("workers", &self.workers)
+            .field("queue", &self.queue)
+            .field("pin_workers", &self.pin_workers)
+            .field("publish_every", &self.publish_every)
+            .field("prune_every", &self.prune_every)
+            .field("background_nice", &self.background_nice)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for ServeOptions {
+    /// Four workers as in the paper's Appendix G, a queue as long as the
+    /// pool, publication every 50 ms, pruning every second, the wall clock.
+    fn default() -> Self {
+        ServeOptions {
+            workers: 4,
+            queue: 4,
+            pin_workers: true,
+            publish_every: Duration::from_millis(50),
+            prune_every: Some(Duration::from_secs(1)),
+            background_nice: 10,
+            clock: wall_clock(),
+        }
+    }
+}
+
+impl ServeOptions {
+    fn validate(&self) -> Result<()> {
+        if self.workers == 0 || self.queue == 0 {
+            return Err(Error::InvalidConfig(
+                "the serving runtime needs at least one worker and a queue of at least one job"
+                    .into(),
+            ));
+        }
+        if !(0..=19).contains(&self.background_nice) {
+            return Err(Error::InvalidConfig(
+                "background_nice must be between 0 and 19".into(),
+            ));
+        }
+        if self.publish_every.is_zero() || self.prune_every.is_some_and(|p| p.is_zero()) {
+            return Err(Error::InvalidConfig(
+                "publication and pruning periods must be positive".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A running memory server: construction, publisher, workers.
+pub struct Runtime {
+    tokio: tokio::runtime::Runtime,
+    construction: ActorRef<ConstructionMsg>,
+    actor: Option<tokio::task::JoinHandle<()>>,
+    versions: Arc<Publication<IndexVersion>>,
+    contexts: Arc<Contexts>,
+    jobs: Option<queue::Sender<RetrievalJob>>,
+    pool: WorkerPool,
+    publisher: Option<JoinHandle<()>>,
+    metrics: std::sync::Arc<Metrics>,
+    clock: Clock,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime")
+            .field("seq", &self.versions.load().seq)
+            .field("contexts", &self.contexts)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Runtime {
+    /// Starts serving `memory`. Must not be called from inside a tokio
+    /// runtime (the construction actor gets its own).
+    pub fn start(memory: Memory, options: ServeOptions) -> Result<Self> {
+        options.validate()?;
+        let nice = options.background_nice;
+        let metrics = std::sync::Arc::new(Metrics::default());
+        let (wake_tx, wake_rx) = crossbeam_channel::unbounded();
+        let construction = Construction::new(memory, options.clock.clone())
+            .notify(wake_tx)
+            .instrument(metrics.clone());
+        let versions = construction.versions().clone();
+        let contexts = Arc::new(Contexts::default());
+
+        let tokio = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("pfm-construction")
+            .on_thread_start(move || lower_priority(nice))
+            .enable_time()
+            .build()
+            .map_err(|e| Error::ShutDown(format!("cannot start the construction runtime: {e}")))?;
+        let (actor_ref, actor) = tokio
+            .block_on(Actor::spawn(
+                None,
+                ConstructionActor,
+                (construction, options.prune_every),
+            ))
+            .map_err(|e| Error::ShutDown(format!("cannot start the construction actor: {e}")))?;
+
+        let publisher = SnapshotPublisher::new(
+            versions.clone(),
+            contexts.clone(),
+            options.clock.clone(),
+            metrics.clone(),
+        );
+        let period = options.publish_every;
+        let publisher = std::thread::Builder::new()
+            .name("pfm-publisher".into())
+            .spawn(move || {
+                lower_priority(nice);
+                publisher.run(wake_rx, period)
+            })
+            .map_err(|e| Error::ShutDown(format!("cannot start the snapshot publisher: {e}")))?;
+
+        let (jobs, jobs_rx) = queue::bounded(options.queue);
+        let pool = WorkerPool::start(
+            options.workers,
+            options.pin_workers,
+            &jobs_rx,
+            &versions,
+            &metrics,
+        )?;
+        Ok(Runtime {
+            tokio,
+            construction: actor_ref,
+            actor: Some(actor),
+            versions,
+            contexts,
+            jobs: Some(jobs),
+            pool,
+            publisher: Some(publisher),
+            metrics,
+            clock: options.clock,
+        })
+    }
+
+    /// Commits observations and returns their receipts, once the commit is
+    /// published (the write path: it waits for construction).
+    pub fn observe_batch(&self, observations: Vec<Observation>) -> Result<Vec<Receipt>> {
+        let (tx, rx) = ractor::concurrency::oneshot();
+        self.send(ConstructionMsg::Observe(observations, Some(tx.into())))?;
+        rx.blocking_recv()
+            .map_err(|_| Error::ShutDown("construction stopped before replying".into()))?
+    }
+
+    /// Commits one observation.
+    pub fn observe(&self, observation: Observation) -> Result<Receipt> {
+        let mut receipts = self.observe_batch(vec![observation])?;
+        // Infallible: one receipt per observation.
+        Ok(receipts.pop().expect("one receipt per observation"))
+    }
+
+    /// Queues observations for the next group commit without waiting.
+    pub fn submit(&self, observations: Vec<Observation>) -> Result<()> {
+        self.send(ConstructionMsg::Observe(observations, None))
+    }
+
+    /// Runs `f` with exclusive access to the store on the construction
+    /// actor, publishes, and returns its result.
+    pub fn exclusive<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Memory) -> R + Send + 'static,
+    ) -> Result<R> {
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        self.send(ConstructionMsg::Exclusive(Box::new(move |m| {
+            let _ = tx.send(f(m));
+        })))?;
+        rx.recv()
+            .map_err(|_| Error::ShutDown("construction stopped before replying".into()))
+    }
+
+    fn send(&self, message: ConstructionMsg) -> Result<()> {
+        self.construction
+            .send_message(message)
+            .map_err(|e| Error::ShutDown(format!("construction is not running: {e}")))
+    }
+
+    /// Registers a context: its first snapshot is built now, later ones by
+    /// the publisher. With `follow_clock`, each retrieval uses the clock's
+    /// time; otherwise `request.at`.
+    pub fn register(&self, request: Request, follow_clock: bool) -> Result<ContextHandle> {
+        self.contexts
+            .register(request, follow_clock, &self.versions.load(), &self.clock)
+    }
+
+    /// Stops publishing a context.
+    pub fn unregister(&self, id: ContextId) -> Result<()> {
+        self.contexts.unregister(id)
+    }
+
+    /// A registered context.
+    pub fn context(&self, id: ContextId) -> Result<ContextHandle> {
+        self.contexts.get(id)
+    }
+
+    /// A request handle for the calling thread.
+    pub fn requester(&self) -> Result<Requester> {
+        let jobs = self
+            .jobs
+            .clone()
+            .ok_or_else(|| Error::ShutDown("the worker pool has stopped".into()))?;
+        Ok(Requester::new(
+            jobs,
+            self.metrics.clone(),
+            self.clock.clone(),
+        ))
+    }
+
+    /// The newest published index version.
+    pub fn version(&self) -> Arc<IndexVersion> {
+        self.versions.load()
+    }
+
+    /// The runtime's histograms and counters.
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    /// A shared handle on the metrics, to read them after shutdown.
+    pub fn metrics_handle(&self) -> std::sync::Arc<Metrics> {
+        self.metrics.clone()
+    }
+
+    /// How many workers were pinned to a core.
+    pub fn pinned_workers(&self) -> usize {
+        self.pool.pinned
+    }
+
+    /// Stops construction (committing what is pending) and the publisher,
+    /// and waits for them; workers stop when the last requester is dropped.
+    pub fn shutdown(mut self) {
+        self.stop();
+    }
+
+    fn stop(&mut self) {
+        if let Some(actor) = self.actor.take() {
+            self.construction.stop(None);
+            let _ = self.tokio.block_on(actor);
+        }
+        // The actor's state (and the publisher's wake sender) is gone now,
+        // so the publisher's loop ends.
+        if let Some(publisher) = self.publisher.take() {
+            let _ = publisher.join();
+        }
+        // Workers finish once the last requester lets go of the queue.
+        self.jobs = None;
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}

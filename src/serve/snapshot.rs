@@ -1,0 +1,356 @@
+//! Registered contexts, their published snapshots, and the snapshot
+//! publisher that keeps them fresh.
+//!
+//! # Invariants
+//! 1. A context always has a complete snapshot: the first is published
+//!    before the context becomes visible to the publisher or to requests.
+//! 2. Only the publisher thread stores a registered context's snapshot, and
+//!    it builds each from the newest index version it loaded, so one
+//!    context's published store sequence never decreases (a request never
+//!    sees it go backwards).
+//! 3. A snapshot's block and store sequence come from one version and are
+//!    published together by one pointer store.
+//!
+//! Checked by `tests/serve.rs` (`publication_is_monotone`) and loom-tests
+//! `snapshot_vs_request`.
+
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, RecvTimeoutError};
+
+use super::Clock;
+use super::metrics::{Counters, Metrics, Probe, Quantity};
+use crate::block::Block;
+use crate::error::{Error, Result};
+use crate::fact::{FactBody, Seq};
+use crate::index::IndexVersion;
+use crate::index::segment::for_each_term;
+use crate::pmap::PMap;
+use crate::rank::Scratch;
+use crate::rank::query_terms;
+use crate::retrieve::{Request, retrieve_with};
+use crate::sync::fault::{self, Fault};
+use crate::sync::{Arc, Publication};
+use rustc_hash::FxHashSet;
+
+/// Identifies a registered context.
+pub type ContextId = u64;
+
+/// A finished block for one context, immutable once published.
+#[derive(Clone, Debug)]
+pub struct Snapshot {
+    /// The context it answers.
+    pub context: ContextId,
+    /// The block.
+    pub block: std::sync::Arc<Block>,
+    /// The commit of the index version it was built from.
+    pub store_seq: Seq,
+    /// When it was built.
+    pub produced_at: Instant,
+}
+
+/// An open conversation whose memory block is kept ready: the request the
+/// agent will make, and its latest published snapshot.
+#[derive(Debug)]
+pub struct Context {
+    /// Its id.
+    pub id: ContextId,
+    /// The request (context text, participants, k, budget, ranker).
+    pub request: std::sync::Arc<Request>,
+    /// Whether each retrieval uses the clock's time instead of `request.at`.
+    pub follow_clock: bool,
+    /// The request's query terms: a fact that has none of them scores zero,
+    /// so adding or retiring it cannot change this context's block.
+    terms: FxHashSet<String>,
+    /// The latest snapshot, published by the publisher thread only.
+    snapshot: Publication<Snapshot>,
+}
+
+impl Context {
+    /// The latest published snapshot: one load, no lock (the request path's
+    /// snapshot read `r`).
+    #[inline]
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        self.snapshot.load()
+    }
+
+    /// Whether a change to `fact` can change this context's block.
+    fn touches(&self, fact: &FactBody) -> bool {
+        let mut hit = false;
+        for_each_term(fact, |term, _| hit |= self.terms.contains(term));
+        hit
+    }
+
+    /// The request as it should run now.
+    pub(crate) fn request_at(&self, clock: &Clock) -> std::sync::Arc<Request> {
+        request_at(&self.request, self.follow_clock, clock)
+    }
+}
+
+/// `request` at the clock's time if it follows the clock.
+fn request_at(
+    request: &std::sync::Arc<Request>,
+    follow_clock: bool,
+    clock: &Clock,
+) -> std::sync::Arc<Request> {
+    if follow_clock {
+        std::sync::Arc::new(Request {
+            at: clock(),
+            ..(**request).clone()
+        })
+    } else {
+        request.clone()
+    }
+}
+
+/// A registered context as requests hold it.
+pub type ContextHandle = Arc<Context>;
+
+/// The registered contexts: a copy-on-write table published like an index
+/// version, so a lookup by id is one load and a map probe.
+pub struct Contexts {
+    table: Publication<PMap<ContextId, ContextHandle>>,
+    /// Serializes registration (never taken on the request path).
+    writer: std::sync::Mutex<ContextId>,
+}
+
+impl std::fmt::Debug for Contexts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Contexts")
+            .field("registered", &self.table.load().len())
+            .finish()
+    }
+}
+
+impl Default for Contexts {
+    fn default() -> Self {
+        Contexts {
+            table: Publication::new(Arc::new(PMap::default())),
+            writer: std::sync::Mutex::new(0),
+        }
+    }
+}
+
+impl Contexts {
+    /// Registers a context with its first snapshot, built from `version`.
+    pub fn register(
+        &self,
+        request: Request,
+        follow_clock: bool,
+        version: &IndexVersion,
+        clock: &Clock,
+    ) -> Result<ContextHandle> {
+        request.validate()?;
+        let mut next = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        *next += 1;
+        let id = *next;
+        let request = std::sync::Arc::new(request);
+        let first = build(
+            id,
+            &request_at(&request, follow_clock, clock),
+            version,
+            &mut Scratch::default(),
+        )?;
+        let terms = query_terms(
+            &request.context,
+            &request.participants,
+            &request.ranker,
+            &version.params,
+        )
+        .into_iter()
+        .map(|t| t.term)
+        .collect();
+        let handle = Arc::new(Context {
+            id,
+            request,
+            follow_clock,
+            terms,
+            snapshot: Publication::new(Arc::new(first)),
+        });
+        let mut table = (*self.table.load()).clone();
+        table.insert(id, handle.clone());
+        // PUBLISH: the context and its first snapshot are complete before
+        // the table that names them is stored (invariant 1).
+        self.table.store(Arc::new(table));
+        Ok(handle)
+    }
+
+    /// Stops publishing a context. Requests holding its handle keep reading
+    /// its last snapshot.
+    pub fn unregister(&self, id: ContextId) -> Result<()> {
+        let _guard = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        let mut table = (*self.table.load()).clone();
+        if table.remove(&id).is_none() {
+            return Err(Error::UnknownContext(id));
+        }
+        self.table.store(Arc::new(table));
+        Ok(())
+    }
+
+    /// A registered context.
+    pub fn get(&self, id: ContextId) -> Result<ContextHandle> {
+        self.table
+            .load()
+            .get(&id)
+            .cloned()
+            .ok_or(Error::UnknownContext(id))
+    }
+
+    /// How many contexts are registered.
+    pub fn len(&self) -> usize {
+        self.table.load().len()
+    }
+
+    /// Whether none is.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Runs a context's retrieval on one version.
+fn build(
+    id: ContextId,
+    request: &Request,
+    version: &IndexVersion,
+    scratch: &mut Scratch,
+) -> Result<Snapshot> {
+    let block = retrieve_with(version, request, scratch)?;
+    Ok(Snapshot {
+        context: id,
+        block: std::sync::Arc::new(block),
+        store_seq: version.seq,
+        produced_at: Instant::now(),
+    })
+}
+
+/// Republishes registered contexts' snapshots: after every new index
+/// version (event-driven) and on a fixed period.
+pub struct SnapshotPublisher {
+    versions: Arc<Publication<IndexVersion>>,
+    contexts: Arc<Contexts>,
+    clock: Clock,
+    scratch: Scratch,
+    probe: Probe,
+    metrics: std::sync::Arc<Metrics>,
+}
+
+impl SnapshotPublisher {
+    /// A publisher over `versions` and `contexts`.
+    pub fn new(
+        versions: Arc<Publication<IndexVersion>>,
+        contexts: Arc<Contexts>,
+        clock: Clock,
+        metrics: std::sync::Arc<Metrics>,
+    ) -> Self {
+        SnapshotPublisher {
+            versions,
+            contexts,
+            clock,
+            scratch: Scratch::default(),
+            probe: metrics.probe(),
+            metrics,
+        }
+    }
+
+    /// One pass over the registered contexts with the newest version.
+    /// A context whose snapshot is older than the version is rebuilt if
+    /// `changed` can affect it, and otherwise re-stamped with the version's
+    /// sequence (its block is what retrieval would return, up to the drift
+    /// of collection statistics, which the periodic full pass bounds).
+    /// Returns how many blocks it rebuilt.
+    pub fn publish_pass(&mut self, changed: &Changed) -> usize {
+        let version = self.versions.load();
+        let table = self.contexts.table.load();
+        let mut rebuilt = 0;
+        for context in table.values() {
+            let current = context.snapshot();
+            let affected = match changed {
+                Changed::Everything => true,
+                Changed::Facts(facts) => {
+                    current.store_seq < version.seq && facts.iter().any(|f| context.touches(f))
+                }
+            };
+            if affected {
+                rebuilt += usize::from(self.publish(context, &version));
+            } else if current.store_seq < version.seq {
+                // PUBLISH: a copy of a complete snapshot with a newer seq.
+                context.snapshot.store(Arc::new(Snapshot {
+                    store_seq: version.seq,
+                    ..(*current).clone()
+                }));
+            }
+        }
+        rebuilt
+    }
+
+    /// Publishes one context's snapshot from `version`.
+    fn publish(&mut self, context: &Context, version: &IndexVersion) -> bool {
+        let started = Instant::now();
+        // Requests were validated at registration; a failure here would be a
+        // bug, and the previous snapshot stays in place.
+        let request = context.request_at(&self.clock);
+        let Ok(snapshot) = build(context.id, &request, version, &mut self.scratch) else {
+            return false;
+        };
+        if fault::injected(Fault::SplitSnapshot) {
+            let previous = context.snapshot();
+            context.snapshot.store(Arc::new(Snapshot {
+                store_seq: previous.store_seq,
+                ..snapshot.clone()
+            }));
+        }
+        // PUBLISH: block and store sequence travel in one immutable value;
+        // a request sees all of it or the previous one (invariant 3; loom:
+        // snapshot_vs_request).
+        context.snapshot.store(Arc::new(snapshot));
+        self.probe.record(Quantity::Publish, started.elapsed());
+        Counters::bump(&self.metrics.counters.publications);
+        true
+    }
+
+    /// The publisher thread's loop: wakes on construction's change notices
+    /// (all pending ones are handled in one pass) or when `period` has
+    /// passed (a full pass); stops when `changes` is disconnected.
+    pub fn run(mut self, changes: Receiver<Changed>, period: Duration) {
+        let mut next_full = Instant::now() + period;
+        loop {
+            let timeout = next_full.saturating_duration_since(Instant::now());
+            match changes.recv_timeout(timeout) {
+                Ok(first) => {
+                    let mut changed = first;
+                    while let Ok(more) = changes.try_recv() {
+                        changed.absorb(more);
+                    }
+                    self.publish_pass(&changed);
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => return,
+            }
+            if Instant::now() >= next_full {
+                self.publish_pass(&Changed::Everything);
+                next_full = Instant::now() + period;
+            }
+        }
+    }
+}
+
+/// What a commit changed, as construction tells the publisher.
+#[derive(Clone, Debug)]
+pub enum Changed {
+    /// Anything may have changed (pruning passes, exclusive access, the
+    /// periodic pass).
+    Everything,
+    /// These facts were added, revised, re-observed or retired.
+    Facts(Vec<std::sync::Arc<FactBody>>),
+}
+
+impl Changed {
+    /// Merges a later notice into this one.
+    pub fn absorb(&mut self, later: Changed) {
+        match (&mut *self, later) {
+            (Changed::Everything, _) => {}
+            (_, Changed::Everything) => *self = Changed::Everything,
+            (Changed::Facts(mine), Changed::Facts(theirs)) => mine.extend(theirs),
+        }
+    }
+}

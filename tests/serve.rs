@@ -1,0 +1,393 @@
+//! The serving runtime, functionally (never timed): fresh mode in time and
+//! late, cancellation, requests while construction is held, monotone
+//! publication, event-driven republication, bad input.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use pfm::config::{Config, MergeMode};
+use pfm::serve::{
+    Completion, Construction, Contexts, Metrics, Requester, RetrievalJob, Runtime, ServeOptions,
+    Source, Worker, wall_clock,
+};
+use pfm::sync::queue;
+use pfm::{Error, Memory, Observation, Request, WallTime};
+
+fn day(d: i64) -> WallTime {
+    WallTime::parse("2025-06-01")
+        .unwrap()
+        .plus_millis((d - 1) * 86_400_000)
+}
+
+fn alex(text: &str, d: i64) -> Observation {
+    Observation::new(text, day(d)).with_participants(["Alex Rivera"])
+}
+
+fn memory() -> Memory {
+    let mut m = Memory::new(Config {
+        merge: MergeMode::Inline,
+        ..Config::default()
+    })
+    .unwrap();
+    m.observe(alex("The standup with Alex Rivera is moved to 9:30am.", 1))
+        .unwrap();
+    m.observe(Observation::new("The printer on floor 3 is fixed.", day(1)))
+        .unwrap();
+    m
+}
+
+fn standup(d: i64) -> Request {
+    Request::new("the standup with Alex is at", day(d)).with_participants(["Alex Rivera"])
+}
+
+fn options() -> ServeOptions {
+    ServeOptions {
+        workers: 2,
+        queue: 2,
+        pin_workers: false,
+        ..ServeOptions::default()
+    }
+}
+
+/// The request path's parts without a runtime: a queue nobody serves yet,
+/// so the test decides when (and whether) a worker runs a job.
+struct Bench {
+    construction: Construction,
+    contexts: Contexts,
+    metrics: Arc<Metrics>,
+    jobs: queue::Receiver<RetrievalJob>,
+    requester: Requester,
+}
+
+fn bench(capacity: usize) -> Bench {
+    let construction = Construction::new(memory(), wall_clock());
+    let metrics = Arc::new(Metrics::default());
+    let (tx, jobs) = queue::bounded(capacity);
+    Bench {
+        construction,
+        contexts: Contexts::default(),
+        requester: Requester::new(tx, metrics.clone(), wall_clock()),
+        metrics,
+        jobs,
+    }
+}
+
+impl Bench {
+    fn worker(&self) -> Worker {
+        Worker::new(self.construction.versions().clone(), self.metrics.clone())
+    }
+}
+
+#[test]
+fn fresh_mode_returns_the_workers_block_in_time() {
+    let runtime = Runtime::start(memory(), options()).unwrap();
+    let context = runtime.register(standup(2), false).unwrap();
+    runtime
+        .observe(alex("Alex Rivera standup is rescheduled to 10:45am.", 3))
+        .unwrap();
+    let mut requester = runtime.requester().unwrap();
+    let served = requester.fresh(&context, Duration::from_secs(10)).unwrap();
+    assert_eq!(served.source, Source::Fresh);
+    assert!(
+        served.block.text.contains("10:45am"),
+        "{}",
+        served.block.text
+    );
+    assert!(
+        !served.block.text.contains("9:30am"),
+        "{}",
+        served.block.text
+    );
+    assert_eq!(served.store_seq, runtime.version().seq);
+    let t = served.timings;
+    assert!(t.handoff.is_some() && t.sigma.is_some() && t.read.is_none());
+}
+
+#[test]
+fn a_late_job_falls_back_to_the_snapshot_and_its_result_reaches_nobody() {
+    let mut b = bench(4);
+    let context = b
+        .contexts
+        .register(
+            standup(2),
+            false,
+            &b.construction.versions().load(),
+            &wall_clock(),
+        )
+        .unwrap();
+    // No worker runs yet: the wait must time out.
+    let late = b
+        .requester
+        .fresh(&context, Duration::from_millis(20))
+        .unwrap();
+    assert_eq!(late.source, Source::FallbackTimedOut);
+    assert_eq!(late.block.text, context.snapshot().block.text);
+    assert!(late.snapshot_age.is_some() && late.timings.read.is_some());
+    assert!(late.timings.sigma.is_some());
+
+    // The worker picks the abandoned job up afterwards: it must drop it.
+    let mut worker = b.worker();
+    let job = b.jobs.try_recv().unwrap();
+    assert!(job.completion.is_cancelled());
+    worker.serve(job);
+    assert_eq!(b.metrics.counters.cancelled_jobs.load(Ordering::Relaxed), 1);
+    assert_eq!(b.metrics.counters.fallbacks.load(Ordering::Relaxed), 1);
+
+    // The next request of the same thread gets its own job's result: run a
+    // worker thread for it, and change the store in between so the two
+    // results differ.
+    b.construction
+        .commit(vec![alex(
+            "Alex Rivera standup is rescheduled to 10:45am.",
+            3,
+        )])
+        .unwrap();
+    let jobs = b.jobs.clone();
+    let handle = std::thread::spawn(move || {
+        let job = jobs.recv().unwrap();
+        worker.serve(job);
+    });
+    let served = b
+        .requester
+        .fresh(&context, Duration::from_secs(10))
+        .unwrap();
+    handle.join().unwrap();
+    assert_eq!(served.source, Source::Fresh);
+    assert!(
+        served.block.text.contains("10:45am"),
+        "{}",
+        served.block.text
+    );
+    assert_eq!(served.store_seq, b.construction.versions().load().seq);
+}
+
+#[test]
+fn a_cancelled_job_stops_and_delivers_nothing() {
+    let b = bench(1);
+    let completion = Arc::new(Completion::new());
+    let job = RetrievalJob {
+        request: Arc::new(standup(2)),
+        completion: completion.clone(),
+        deadline: Instant::now(),
+    };
+    // The request gives up (its deadline has passed) before the worker starts.
+    assert!(matches!(
+        completion.wait(pfm::sync::Deadline::after(Duration::ZERO)),
+        pfm::serve::handoff::Waited::TimedOut
+    ));
+    b.worker().serve(job);
+    assert_eq!(b.metrics.counters.cancelled_jobs.load(Ordering::Relaxed), 1);
+    // Delivering now is refused: the reply goes back to the worker.
+    let reply = pfm::serve::Reply {
+        block: Ok(Arc::new(pfm::Block::default())),
+        store_seq: 0,
+        finished_at: Instant::now(),
+    };
+    assert!(completion.complete(reply).is_err());
+}
+
+#[test]
+fn a_full_queue_is_reported_not_waited_on() {
+    let mut b = bench(1);
+    let context = b
+        .contexts
+        .register(
+            standup(2),
+            false,
+            &b.construction.versions().load(),
+            &wall_clock(),
+        )
+        .unwrap();
+    let first = b
+        .requester
+        .fresh(&context, Duration::from_millis(5))
+        .unwrap();
+    assert_eq!(first.source, Source::FallbackTimedOut);
+    // The abandoned job still occupies the only queue slot.
+    let second = b
+        .requester
+        .fresh(&context, Duration::from_secs(60))
+        .unwrap();
+    assert_eq!(second.source, Source::FallbackNoFreeWorker);
+    assert_eq!(second.block.text, context.snapshot().block.text);
+    assert_eq!(b.metrics.counters.no_free_worker.load(Ordering::Relaxed), 1);
+}
+
+#[test]
+fn requests_complete_while_construction_is_held_inside_a_commit() {
+    let runtime = Arc::new(Runtime::start(memory(), options()).unwrap());
+    let context = runtime.register(standup(2), false).unwrap();
+    let (entered_tx, entered) = std::sync::mpsc::channel();
+    let (release, release_rx) = std::sync::mpsc::channel::<()>();
+    let held = {
+        let runtime = runtime.clone();
+        std::thread::spawn(move || {
+            runtime
+                .exclusive(move |_memory| {
+                    entered_tx.send(()).unwrap();
+                    release_rx.recv().unwrap();
+                })
+                .unwrap();
+        })
+    };
+    entered.recv().unwrap();
+    // Construction is now inside the held operation; queue work behind it.
+    runtime
+        .submit(vec![alex(
+            "Alex Rivera standup is rescheduled to 10:45am.",
+            3,
+        )])
+        .unwrap();
+    let mut requester = runtime.requester().unwrap();
+    for _ in 0..20 {
+        let s = requester.snapshot(&context);
+        assert!(s.block.text.contains("9:30am"), "{}", s.block.text);
+        let f = requester.fresh(&context, Duration::from_secs(10)).unwrap();
+        assert_eq!(f.source, Source::Fresh);
+        assert!(f.block.text.contains("9:30am"), "{}", f.block.text);
+    }
+    release.send(()).unwrap();
+    held.join().unwrap();
+}
+
+#[test]
+fn publication_is_monotone_for_every_request() {
+    let runtime = Arc::new(Runtime::start(memory(), options()).unwrap());
+    let context = runtime.register(standup(2), false).unwrap();
+    let writer = {
+        let runtime = runtime.clone();
+        std::thread::spawn(move || {
+            for i in 0..200 {
+                let minute = i % 60;
+                runtime
+                    .submit(vec![alex(
+                        &format!("Alex Rivera standup is rescheduled to 10:{minute:02}am."),
+                        3,
+                    )])
+                    .unwrap();
+                if i % 20 == 0 {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            }
+        })
+    };
+    let mut requester = runtime.requester().unwrap();
+    let (mut snap_seq, mut fresh_seq, mut version_seq) = (0, 0, 0);
+    for _ in 0..400 {
+        let s = requester.snapshot(&context);
+        assert!(
+            s.store_seq >= snap_seq,
+            "snapshot went back: {} < {snap_seq}",
+            s.store_seq
+        );
+        snap_seq = s.store_seq;
+        let f = requester.fresh(&context, Duration::from_secs(10)).unwrap();
+        if f.source == Source::Fresh {
+            assert!(
+                f.store_seq >= fresh_seq,
+                "fresh went back: {} < {fresh_seq}",
+                f.store_seq
+            );
+            fresh_seq = f.store_seq;
+        }
+        let v = runtime.version().seq;
+        assert!(v >= version_seq);
+        version_seq = v;
+    }
+    writer.join().unwrap();
+}
+
+#[test]
+fn a_commit_republishes_affected_contexts_without_waiting_for_the_period() {
+    let runtime = Runtime::start(
+        memory(),
+        ServeOptions {
+            publish_every: Duration::from_secs(3600),
+            ..options()
+        },
+    )
+    .unwrap();
+    let context = runtime.register(standup(2), false).unwrap();
+    let printer = runtime
+        .register(Request::new("is the printer fixed", day(2)), false)
+        .unwrap();
+    let before = printer.snapshot().produced_at;
+    let receipt = runtime
+        .observe(alex("Alex Rivera standup is rescheduled to 10:45am.", 3))
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while context.snapshot().store_seq < receipt.seq {
+        assert!(Instant::now() < deadline, "no event-driven republication");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let snapshot = context.snapshot();
+    assert!(
+        snapshot.block.text.contains("10:45am"),
+        "{}",
+        snapshot.block.text
+    );
+    // The unaffected context is re-stamped, not rebuilt.
+    while printer.snapshot().store_seq < receipt.seq {
+        assert!(
+            Instant::now() < deadline,
+            "unaffected context not re-stamped"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(printer.snapshot().produced_at, before);
+}
+
+#[test]
+fn bad_input_is_a_typed_error() {
+    let runtime = Runtime::start(memory(), options()).unwrap();
+    assert!(matches!(
+        runtime.context(99),
+        Err(Error::UnknownContext(99))
+    ));
+    assert!(matches!(
+        runtime.unregister(99),
+        Err(Error::UnknownContext(99))
+    ));
+    assert!(matches!(
+        runtime.register(standup(2).with_k(0), false),
+        Err(Error::ZeroK)
+    ));
+    let context = runtime.register(standup(2), false).unwrap();
+    let mut requester = runtime.requester().unwrap();
+    assert!(matches!(
+        requester.fresh(&context, Duration::ZERO),
+        Err(Error::ZeroOmega)
+    ));
+    assert!(matches!(
+        requester.fresh_request(
+            Arc::new(standup(2).with_budget(3)),
+            None,
+            Duration::from_millis(5)
+        ),
+        Err(Error::BudgetTooSmall { .. })
+    ));
+    assert!(matches!(
+        runtime.observe(Observation::new("  ", day(1))),
+        Err(Error::EmptyText)
+    ));
+    // A bad batch fails alone; the runtime keeps serving.
+    runtime
+        .observe(alex("Alex Rivera standup is rescheduled to 10:45am.", 3))
+        .unwrap();
+    assert!(matches!(
+        Runtime::start(
+            memory(),
+            ServeOptions {
+                workers: 0,
+                ..options()
+            }
+        ),
+        Err(Error::InvalidConfig(_))
+    ));
+    runtime.unregister(context.id).unwrap();
+    assert!(matches!(
+        runtime.context(context.id),
+        Err(Error::UnknownContext(_))
+    ));
+}
