@@ -18,8 +18,9 @@ use serde::Serialize;
 
 use crate::config::Config;
 use crate::error::{Error, Result};
+use crate::fact::Key;
 use crate::memory::{Memory, Observation};
-use crate::serve::{Quantity, Runtime, ServeOptions, Source, Summary};
+use crate::serve::{Background, Quantity, Runtime, ServeOptions, Source, Summary};
 use crate::synth::{self, BASE_SECS, Vocabulary};
 use crate::time::WallTime;
 
@@ -49,6 +50,30 @@ impl FromStr for Mode {
     }
 }
 
+/// What the ingested facts do to the store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Ingest {
+    /// Each streamed fact revises a stored one (keyed supersession), so the
+    /// active store keeps its size whatever the rate.
+    Revise,
+    /// Each streamed fact is new: the store grows by the rate.
+    Append,
+}
+
+impl FromStr for Ingest {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "revise" => Ok(Ingest::Revise),
+            "append" => Ok(Ingest::Append),
+            _ => Err(Error::InvalidConfig(format!(
+                "ingest {s:?}: use revise or append"
+            ))),
+        }
+    }
+}
+
 /// What to run.
 #[derive(Clone, Debug)]
 pub struct LoadOptions {
@@ -56,6 +81,8 @@ pub struct LoadOptions {
     pub facts: u64,
     /// Target ingest rate during the run, in facts per second (0: none).
     pub ingest_rate: f64,
+    /// Whether streamed facts revise stored ones or add to the store.
+    pub ingest: Ingest,
     /// Requests to make.
     pub requests: usize,
     /// Pause between one request and the next, per request thread.
@@ -78,8 +105,10 @@ pub struct LoadOptions {
     pub publish_every: Duration,
     /// Pruning period.
     pub prune_every: Duration,
-    /// Niceness of construction and the publisher (see `ServeOptions`).
-    pub background_nice: i32,
+    /// Scheduling of construction and the publisher (see `ServeOptions`).
+    pub background: Background,
+    /// Pin workers to cores.
+    pub pin_workers: bool,
 }
 
 impl Default for LoadOptions {
@@ -89,6 +118,7 @@ impl Default for LoadOptions {
         LoadOptions {
             facts: 20_000,
             ingest_rate: 400.0,
+            ingest: Ingest::Revise,
             requests: 2_000,
             interval: Duration::from_millis(5),
             request_threads: 1,
@@ -100,7 +130,8 @@ impl Default for LoadOptions {
             vocabulary: Vocabulary::Wide,
             publish_every: Duration::from_millis(50),
             prune_every: Duration::from_secs(1),
-            background_nice: 10,
+            background: Background::Idle,
+            pin_workers: true,
         }
     }
 }
@@ -164,6 +195,10 @@ pub struct LoadReport {
     pub ingest_rate_achieved: f64,
     /// Facts committed during the request phase.
     pub ingested: u64,
+    /// Whether they revised stored facts or were added.
+    pub ingest: Ingest,
+    /// Active facts when the request phase started and when it ended.
+    pub store_facts: [u64; 2],
     /// Retrieval workers (and how many were pinned to a core).
     pub workers: usize,
     /// Workers pinned to a core.
@@ -222,13 +257,31 @@ pub fn run(options: &LoadOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Loa
     let (facts, queries) =
         synth::generate(total, options.seed, options.vocabulary, options.contexts);
     let mut memory = Memory::new(Config::default())?;
-    let mut observations = facts.iter().map(synth::SynthFact::observation);
-    let preload: Vec<Observation> = observations.by_ref().take(options.facts as usize).collect();
+    // Revise: fact i is filed under its own key (slot i of its first
+    // entity); streamed fact j is filed under slot j mod facts, so it
+    // supersedes that slot's current value.
+    let n = options.facts as usize;
+    let keyed = |i: usize, f: &synth::SynthFact| -> Result<Observation> {
+        let o = f.observation();
+        Ok(match options.ingest {
+            Ingest::Append => o,
+            Ingest::Revise => {
+                let slot = i % n;
+                let key = Key::new(&facts[slot].entities[0], &format!("fact{slot}"))?;
+                o.with_key(key, None)
+            }
+        })
+    };
+    let observations = facts
+        .iter()
+        .enumerate()
+        .map(|(i, f)| keyed(i, f))
+        .collect::<Result<Vec<_>>>()?;
+    let (preload, stream) = observations.split_at(n);
     for chunk in preload.chunks(4096) {
         memory.observe_batch(chunk.to_vec())?;
     }
     memory.wait_for_merges();
-    let stream: Vec<Observation> = observations.collect();
 
     let now = WallTime::from_secs(BASE_SECS + total as i64 + 1);
     let runtime = Runtime::start(
@@ -236,10 +289,10 @@ pub fn run(options: &LoadOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Loa
         ServeOptions {
             workers: options.workers,
             queue: options.workers,
-            pin_workers: true,
+            pin_workers: options.pin_workers,
             publish_every: options.publish_every,
             prune_every: Some(options.prune_every),
-            background_nice: options.background_nice,
+            background: options.background,
             clock: std::sync::Arc::new(move || now),
         },
     )?;
@@ -256,42 +309,48 @@ pub fn run(options: &LoadOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Loa
         before(&counters.publications),
         before(&counters.prunes),
     );
+    let store_start = runtime.version().active.live_docs();
     let done = AtomicBool::new(false);
     let finished = std::sync::atomic::AtomicU64::new(0);
     let behind = std::sync::Mutex::new((Vec::new(), 0u64));
     let started = Instant::now();
     std::thread::scope(|scope| -> Result<()> {
-        scope.spawn(|| ingest(&runtime, &stream, options.ingest_rate, &done));
+        scope.spawn(|| ingest(&runtime, stream, options.ingest_rate, &done));
         let mut threads = Vec::new();
         for t in 0..options.request_threads {
             let (runtime, contexts, finished, behind) = (&runtime, &contexts, &finished, &behind);
-            threads.push(scope.spawn(move || -> Result<()> {
-                let mut requester = runtime.requester()?;
-                let mut mine = Vec::new();
-                let mut behind_count = 0u64;
-                let mut i = t;
-                while i < options.requests {
-                    let context = &contexts[i % contexts.len()];
-                    if options.mode != Mode::Fresh {
-                        let served = requester.snapshot(context);
-                        let newest = runtime.version().seq;
-                        let lag = newest.saturating_sub(served.store_seq);
-                        behind_count += u64::from(lag > 0);
-                        mine.push(lag);
-                    }
-                    if options.mode != Mode::Snapshot {
-                        let served = requester.fresh(context, options.omega)?;
-                        debug_assert!(served.source != Source::Snapshot);
-                    }
-                    progress(finished.fetch_add(1, Ordering::Relaxed) + 1);
-                    std::thread::sleep(options.interval);
-                    i += options.request_threads;
-                }
-                let mut b = behind.lock().unwrap_or_else(|e| e.into_inner());
-                b.0.extend(mine);
-                b.1 += behind_count;
-                Ok(())
-            }));
+            let named = std::thread::Builder::new().name(format!("pfm-request-{t}"));
+            threads.push(
+                named
+                    .spawn_scoped(scope, move || -> Result<()> {
+                        let mut requester = runtime.requester()?;
+                        let mut mine = Vec::new();
+                        let mut behind_count = 0u64;
+                        let mut i = t;
+                        while i < options.requests {
+                            let context = &contexts[i % contexts.len()];
+                            if options.mode != Mode::Fresh {
+                                let served = requester.snapshot(context);
+                                let newest = runtime.version().seq;
+                                let lag = newest.saturating_sub(served.store_seq);
+                                behind_count += u64::from(lag > 0);
+                                mine.push(lag);
+                            }
+                            if options.mode != Mode::Snapshot {
+                                let served = requester.fresh(context, options.omega)?;
+                                debug_assert!(served.source != Source::Snapshot);
+                            }
+                            progress(finished.fetch_add(1, Ordering::Relaxed) + 1);
+                            std::thread::sleep(options.interval);
+                            i += options.request_threads;
+                        }
+                        let mut b = behind.lock().unwrap_or_else(|e| e.into_inner());
+                        b.0.extend(mine);
+                        b.1 += behind_count;
+                        Ok(())
+                    })
+                    .map_err(|e| Error::ShutDown(format!("cannot start a request thread: {e}")))?,
+            );
         }
         let mut result = Ok(());
         for t in threads {
@@ -314,6 +373,7 @@ pub fn run(options: &LoadOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Loa
         + counters.no_free_worker.load(Ordering::Relaxed);
     let no_free_worker = counters.no_free_worker.load(Ordering::Relaxed);
     let pinned_workers = runtime.pinned_workers();
+    let store_end = runtime.version().active.live_docs();
 
     let metrics = runtime.metrics_handle();
     runtime.shutdown();
@@ -332,6 +392,8 @@ pub fn run(options: &LoadOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Loa
         ingest_rate_target: options.ingest_rate,
         ingest_rate_achieved: ingested as f64 / seconds,
         ingested,
+        ingest: options.ingest,
+        store_facts: [store_start, store_end],
         workers: options.workers,
         pinned_workers,
         omega_us: options.omega.as_secs_f64() * 1e6,
@@ -410,10 +472,16 @@ impl LoadReport {
         let _ = writeln!(
             s,
             "Table 8 analogue: memory-induced waiting under concurrent construction \
-             ({} facts, ingest {:.0}/s target, {:.0}/s achieved, {} workers, omega = {:.0} us, {} requests; microseconds)\n",
+             ({} facts, {} at {:.0}/s target, {:.0}/s achieved, {} -> {} active facts, {} workers, omega = {:.0} us, {} requests; microseconds)\n",
             self.facts,
+            match self.ingest {
+                Ingest::Revise => "revisions",
+                Ingest::Append => "new facts",
+            },
             self.ingest_rate_target,
             self.ingest_rate_achieved,
+            self.store_facts[0],
+            self.store_facts[1],
             self.workers,
             self.omega_us,
             self.requests

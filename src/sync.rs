@@ -423,10 +423,9 @@ pub mod queue {
 pub mod fault {
     /// One deliberate bug.
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-    #[repr(u8)]
     pub enum Fault {
         /// No fault.
-        None = 0,
+        None,
         /// Publish with `Relaxed` store and load instead of release/acquire.
         RelaxedPublication,
         /// Publish the pointer, then write the payload.
@@ -446,21 +445,25 @@ pub mod fault {
         SplitSnapshot,
     }
 
+    // Per OS thread: loom runs a model's threads as coroutines on the thread
+    // of the test that calls `loom::model`, so a fault injected there is seen
+    // by every thread of that model and by no other test running alongside.
     #[cfg(loom)]
-    static INJECTED: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+    std::thread_local! {
+        static INJECTED: std::cell::Cell<Fault> = const { std::cell::Cell::new(Fault::None) };
+    }
 
-    /// Switches `fault` on for the whole process (loom builds only; the
-    /// models run one at a time per test binary).
+    /// Switches `fault` on for the models this test thread runs (loom only).
     #[cfg(loom)]
     pub fn inject(fault: Fault) {
-        INJECTED.store(fault as u8, std::sync::atomic::Ordering::SeqCst);
+        INJECTED.with(|f| f.set(fault));
     }
 
     /// Whether `fault` is switched on.
     #[cfg(loom)]
     #[inline]
     pub fn injected(fault: Fault) -> bool {
-        INJECTED.load(std::sync::atomic::Ordering::SeqCst) == fault as u8
+        INJECTED.with(|f| f.get() == fault)
     }
 
     /// Whether `fault` is switched on: never, outside loom builds.

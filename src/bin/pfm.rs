@@ -6,7 +6,8 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use pfm::config::Ordering;
-use pfm::load::{self, LoadOptions, Mode};
+use pfm::load::{self, Ingest, LoadOptions, Mode};
+use pfm::serve::Background;
 use pfm::synth::Vocabulary;
 use pfm::{Config, Memory, Observation, Request, WallTime};
 
@@ -35,6 +36,10 @@ enum Command {
         /// Facts per second ingested while serving.
         #[arg(long, default_value_t = 400.0)]
         ingest_rate: f64,
+        /// revise: each ingested fact supersedes a stored one (the store
+        /// keeps its size); append: each is new (the store grows).
+        #[arg(long, default_value = "revise")]
+        ingest: Ingest,
         /// Requests to make.
         #[arg(long, default_value_t = 2_000)]
         requests: usize,
@@ -62,10 +67,13 @@ enum Command {
         /// Corpus vocabulary: wide or narrow.
         #[arg(long, default_value = "wide")]
         vocabulary: Vocabulary,
-        /// Niceness of construction and the snapshot publisher (0: same
-        /// priority as the serving threads).
-        #[arg(long, default_value_t = 10)]
-        background_nice: i32,
+        /// Scheduling of construction and the snapshot publisher: idle
+        /// (Linux SCHED_IDLE), nice:N, or normal (same as the serving threads).
+        #[arg(long, default_value = "idle")]
+        background: Background,
+        /// Leave workers unpinned (the OS places them).
+        #[arg(long)]
+        no_pin: bool,
         /// Print one JSON object on stdout (progress stays on stderr).
         #[arg(long)]
         json: bool,
@@ -88,6 +96,7 @@ fn main() -> Result<()> {
         Command::Load {
             facts,
             ingest_rate,
+            ingest,
             requests,
             interval_us,
             request_threads,
@@ -97,12 +106,14 @@ fn main() -> Result<()> {
             contexts,
             seed,
             vocabulary,
-            background_nice,
+            background,
+            no_pin,
             json,
         } => {
             let options = LoadOptions {
                 facts,
                 ingest_rate,
+                ingest,
                 requests,
                 interval: Duration::from_micros(interval_us),
                 request_threads,
@@ -112,7 +123,8 @@ fn main() -> Result<()> {
                 contexts,
                 seed,
                 vocabulary,
-                background_nice,
+                background,
+                pin_workers: !no_pin,
                 ..LoadOptions::default()
             };
             run_load(&options, json)

@@ -10,7 +10,9 @@
 //! `INLINE_MERGE_DOCS` documents run inside the commit (bounded cost);
 //! larger ones run on a background thread over a snapshot, and the first
 //! commit after they finish installs the result, re-applying deletions that
-//! happened in the meantime through the merge's id map.
+//! happened in the meantime through the merge's id map. A segment more than
+//! half deleted (revisions supersede its facts) is rewritten on its own, so
+//! posting lists never fill up with deleted documents.
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -173,8 +175,10 @@ impl CorpusWriter {
         views.splice(start..end, [merged]);
     }
 
-    /// The newest run of at least `MERGE_FACTOR` adjacent segments of one
-    /// tier that no background merge holds.
+    /// A segment that is mostly deletions (rewritten alone, which drops
+    /// them: each deletion is paid for once, amortized), else the newest run
+    /// of at least `MERGE_FACTOR` adjacent segments of one tier; never one
+    /// that a background merge holds.
     fn due_run(&self) -> Option<Range<usize>> {
         let views = self.corpus.views();
         let locked = |v: &SegmentView| {
@@ -182,6 +186,12 @@ impl CorpusWriter {
                 .as_ref()
                 .is_some_and(|f| f.sources.contains(&v.segment.id))
         };
+        if let Some(i) = views.iter().position(|v| {
+            let total = v.segment.len();
+            total >= MERGE_FACTOR && 2 * v.live() < total && !locked(v)
+        }) {
+            return Some(i..i + 1);
+        }
         let mut end = views.len();
         while end > 0 {
             if locked(&views[end - 1]) {

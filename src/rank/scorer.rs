@@ -25,13 +25,14 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
-use super::{Ranker, normalized_query_terms};
+use super::{QueryTerm, Ranker, normalized_query_terms};
 use crate::config::ScoreParams;
 use crate::error::{Error, Result};
 use crate::fact::{FactBody, FactId, name_key};
 use crate::graph::NodeId;
 use crate::index::segment::{
-    FIELDS, Posting, Segment, TIME_ANCHOR, df_for_mask, doc_len, half_lives, merged_tf,
+    FIELDS, Posting, Segment, TIME_ANCHOR, df_for_mask, doc_len, for_each_term, half_lives,
+    merged_tf,
 };
 use crate::index::{IndexVersion, SegmentView};
 use crate::text;
@@ -286,6 +287,79 @@ pub fn shortlist_with(
         .collect();
     out.sort_by(|a, b| b.score.total_cmp(&a.score).then(b.fact.cmp(&a.fact)));
     Ok(out)
+}
+
+/// Document frequencies of one version, each looked up once (a lookup
+/// probes every segment's dictionary). Clear it when the version changes.
+#[derive(Debug, Default)]
+pub struct DfMemo(FxHashMap<(String, bool, usize), u32>);
+
+impl DfMemo {
+    fn df(
+        &mut self,
+        corpus: &crate::index::Corpus,
+        validity: bool,
+        term: &str,
+        mask: usize,
+    ) -> u32 {
+        if let Some(&df) = self.0.get(&(term.to_owned(), validity, mask)) {
+            return df;
+        }
+        let df = corpus.df(term, mask);
+        self.0.insert((term.to_owned(), validity, mask), df);
+        df
+    }
+
+    /// Forgets every frequency (a new version).
+    pub fn clear(&mut self) {
+        self.0.clear();
+    }
+}
+
+/// An upper bound on the score `body` can get under `ranker` for a query
+/// with `terms` in `version`: a shared term contributes less than its
+/// weight `W = q · idf · (k1 + 1)` (BM25's saturation stays below 1), and
+/// the factors are at most `(1 + usage weight)(1 + graph weight)` (recency is
+/// at most 1). Zero when no term is shared. Lets the snapshot publisher skip
+/// contexts a change cannot reach.
+pub fn score_bound(
+    version: &IndexVersion,
+    terms: &[QueryTerm],
+    ranker: &Ranker,
+    body: &FactBody,
+    memo: &mut DfMemo,
+) -> f32 {
+    let corpus = if ranker.validity {
+        &version.active
+    } else {
+        match &version.history {
+            Some(h) => h,
+            None => return f32::INFINITY,
+        }
+    };
+    let params = &version.params;
+    let mask = ranker.field_mask(params);
+    let n = corpus.live_docs().max(1) as f64;
+    let mut sum = 0.0f32;
+    let mut seen: Vec<&str> = Vec::new();
+    for_each_term(body, |term, _| {
+        if let Some(qt) = terms.iter().find(|q| q.term == term)
+            && !seen.contains(&qt.term.as_str())
+        {
+            seen.push(&qt.term);
+            let df = f64::from(memo.df(corpus, ranker.validity, term, mask).max(1));
+            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+            sum += qt.weight * idf as f32 * (params.k1 + 1.0);
+        }
+    });
+    let mut factor = 1.0f32;
+    if ranker.usage {
+        factor *= 1.0 + params.usage_weight;
+    }
+    if ranker.graph {
+        factor *= 1.0 + params.graph_weight;
+    }
+    sum * factor * (1.0 + MARGIN)
 }
 
 impl Plan<'_> {

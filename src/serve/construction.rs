@@ -201,6 +201,7 @@ pub struct ActorState {
 impl Actor for ConstructionActor {
     type Msg = ConstructionMsg;
     type State = ActorState;
+    /// The writer and the pruning period.
     type Arguments = (Construction, Option<Duration>);
 
     async fn pre_start(

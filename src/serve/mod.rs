@@ -59,19 +59,61 @@ pub fn wall_clock() -> Clock {
     std::sync::Arc::new(WallTime::now)
 }
 
-/// Raises the calling thread's niceness by `nice` (Linux: per thread).
-/// Best effort: where the OS refuses, the thread keeps its priority.
-fn lower_priority(nice: i32) {
-    #[cfg(target_os = "linux")]
-    if nice > 0 {
-        // SAFETY: setpriority has no memory-safety preconditions; on Linux
-        // `who = 0` with PRIO_PROCESS names the calling thread.
-        unsafe {
-            libc::setpriority(libc::PRIO_PROCESS, 0, nice);
+/// How background threads (construction, its merges, the publisher) are
+/// scheduled relative to the serving threads (workers, requests).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Background {
+    /// Linux `SCHED_IDLE`: they run when no serving thread wants the core,
+    /// and a woken serving thread preempts them at once (they still make
+    /// progress under full load, at a very low weight). The default.
+    #[default]
+    Idle,
+    /// A higher nice value (1–19): a lower share of contended cores.
+    Nice(i32),
+    /// The same priority as the serving threads.
+    Normal,
+}
+
+impl std::str::FromStr for Background {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "idle" => Ok(Background::Idle),
+            "normal" => Ok(Background::Normal),
+            _ => s
+                .strip_prefix("nice:")
+                .and_then(|n| n.parse().ok())
+                .map(Background::Nice)
+                .ok_or_else(|| {
+                    Error::InvalidConfig(format!(
+                        "background {s:?}: use idle, normal or nice:N (N from 1 to 19)"
+                    ))
+                }),
         }
     }
-    #[cfg(not(target_os = "linux"))]
-    let _ = nice;
+}
+
+impl Background {
+    /// Applies the policy to the calling thread (threads it starts inherit
+    /// it). Best effort: where the OS refuses, the thread keeps its priority.
+    fn apply(self) {
+        #[cfg(target_os = "linux")]
+        // SAFETY: setpriority and sched_setscheduler have no memory-safety
+        // preconditions; `param` outlives the call. On Linux, `0` names the
+        // calling thread for both.
+        unsafe {
+            match self {
+                Background::Idle => {
+                    let param = libc::sched_param { sched_priority: 0 };
+                    libc::sched_setscheduler(0, libc::SCHED_IDLE, &param);
+                }
+                Background::Nice(n) => {
+                    libc::setpriority(libc::PRIO_PROCESS, 0, n);
+                }
+                Background::Normal => {}
+            }
+        }
+    }
 }
 
 /// How the runtime is set up.
@@ -89,12 +131,10 @@ pub struct ServeOptions {
     pub publish_every: Duration,
     /// Period of pruning; `None` never prunes.
     pub prune_every: Option<Duration>,
-    /// Niceness of construction and the publisher (Linux; 0 leaves them at
-    /// the serving threads' priority). Background work runs at a lower
-    /// priority so that a woken request thread or worker gets a core
-    /// promptly: this is what keeps `σ` small when the cores are busy
-    /// ingesting.
-    pub background_nice: i32,
+    /// Scheduling of construction, merges and the publisher: background
+    /// work yields the cores to a woken request thread or worker, which is
+    /// what keeps `σ` small while the cores are busy ingesting.
+    pub background: Background,
     /// The clock.
     pub clock: Clock,
 }
@@ -107,7 +147,7 @@ impl std::fmt::Debug for ServeOptions {
             .field("pin_workers", &self.pin_workers)
             .field("publish_every", &self.publish_every)
             .field("prune_every", &self.prune_every)
-            .field("background_nice", &self.background_nice)
+            .field("background", &self.background)
             .finish_non_exhaustive()
     }
 }
@@ -122,7 +162,7 @@ impl Default for ServeOptions {
             pin_workers: true,
             publish_every: Duration::from_millis(50),
             prune_every: Some(Duration::from_secs(1)),
-            background_nice: 10,
+            background: Background::Idle,
             clock: wall_clock(),
         }
     }
@@ -136,10 +176,12 @@ impl ServeOptions {
                     .into(),
             ));
         }
-        if !(0..=19).contains(&self.background_nice) {
-            return Err(Error::InvalidConfig(
-                "background_nice must be between 0 and 19".into(),
-            ));
+        if let Background::Nice(n) = self.background
+            && !(1..=19).contains(&n)
+        {
+            return Err(Error::InvalidConfig(format!(
+                "background nice {n}: use 1 to 19"
+            )));
         }
         if self.publish_every.is_zero() || self.prune_every.is_some_and(|p| p.is_zero()) {
             return Err(Error::InvalidConfig(
@@ -178,7 +220,7 @@ impl Runtime {
     /// runtime (the construction actor gets its own).
     pub fn start(memory: Memory, options: ServeOptions) -> Result<Self> {
         options.validate()?;
-        let nice = options.background_nice;
+        let background = options.background;
         let metrics = std::sync::Arc::new(Metrics::default());
         let (wake_tx, wake_rx) = crossbeam_channel::unbounded();
         let construction = Construction::new(memory, options.clock.clone())
@@ -187,11 +229,16 @@ impl Runtime {
         let versions = construction.versions().clone();
         let contexts = Arc::new(Contexts::default());
 
-        let tokio = tokio::runtime::Builder::new_multi_thread()
+        let mut tokio = tokio::runtime::Builder::new_multi_thread();
+        tokio
             .worker_threads(1)
             .thread_name("pfm-construction")
-            .on_thread_start(move || lower_priority(nice))
-            .enable_time()
+            .enable_time();
+        // The actor runs on the runtime's threads (not on the caller's, whose
+        // priority must not change). tokio's loom build has no start hook.
+        #[cfg(not(loom))]
+        tokio.on_thread_start(move || background.apply());
+        let tokio = tokio
             .build()
             .map_err(|e| Error::ShutDown(format!("cannot start the construction runtime: {e}")))?;
         let (actor_ref, actor) = tokio
@@ -212,7 +259,7 @@ impl Runtime {
         let publisher = std::thread::Builder::new()
             .name("pfm-publisher".into())
             .spawn(move || {
-                lower_priority(nice);
+                background.apply();
                 publisher.run(wake_rx, period)
             })
             .map_err(|e| Error::ShutDown(format!("cannot start the snapshot publisher: {e}")))?;

@@ -24,14 +24,12 @@ use crate::block::Block;
 use crate::error::{Error, Result};
 use crate::fact::{FactBody, Seq};
 use crate::index::IndexVersion;
-use crate::index::segment::for_each_term;
 use crate::pmap::PMap;
-use crate::rank::Scratch;
-use crate::rank::query_terms;
+use crate::rank::scorer::{DfMemo, score_bound};
+use crate::rank::{QueryTerm, Scratch, query_terms};
 use crate::retrieve::{Request, retrieve_with};
 use crate::sync::fault::{self, Fault};
 use crate::sync::{Arc, Publication};
-use rustc_hash::FxHashSet;
 
 /// Identifies a registered context.
 pub type ContextId = u64;
@@ -59,9 +57,8 @@ pub struct Context {
     pub request: std::sync::Arc<Request>,
     /// Whether each retrieval uses the clock's time instead of `request.at`.
     pub follow_clock: bool,
-    /// The request's query terms: a fact that has none of them scores zero,
-    /// so adding or retiring it cannot change this context's block.
-    terms: FxHashSet<String>,
+    /// The request's weighted query terms (for [`score_bound`]).
+    terms: Vec<QueryTerm>,
     /// The latest snapshot, published by the publisher thread only.
     snapshot: Publication<Snapshot>,
 }
@@ -74,11 +71,26 @@ impl Context {
         self.snapshot.load()
     }
 
-    /// Whether a change to `fact` can change this context's block.
-    fn touches(&self, fact: &FactBody) -> bool {
-        let mut hit = false;
-        for_each_term(fact, |term, _| hit |= self.terms.contains(term));
-        hit
+    /// Whether a change to `fact` can change this context's block in
+    /// `version`: it is in the block, or it could now score at least as high
+    /// as the block's last line (any score, if the block has room).
+    fn touched_by(
+        &self,
+        fact: &FactBody,
+        current: &Snapshot,
+        version: &IndexVersion,
+        memo: &mut DfMemo,
+    ) -> bool {
+        let lines = &current.block.lines;
+        if lines.iter().any(|l| l.fact == fact.id) {
+            return true;
+        }
+        let bound = score_bound(version, &self.terms, &self.request.ranker, fact, memo);
+        let floor = match lines.last() {
+            Some(last) if lines.len() >= self.request.k => last.score,
+            _ => 0.0,
+        };
+        bound > 0.0 && bound >= floor
     }
 
     /// The request as it should run now.
@@ -156,10 +168,7 @@ impl Contexts {
             &request.participants,
             &request.ranker,
             &version.params,
-        )
-        .into_iter()
-        .map(|t| t.term)
-        .collect();
+        );
         let handle = Arc::new(Context {
             id,
             request,
@@ -230,6 +239,7 @@ pub struct SnapshotPublisher {
     contexts: Arc<Contexts>,
     clock: Clock,
     scratch: Scratch,
+    memo: DfMemo,
     probe: Probe,
     metrics: std::sync::Arc<Metrics>,
 }
@@ -247,6 +257,7 @@ impl SnapshotPublisher {
             contexts,
             clock,
             scratch: Scratch::default(),
+            memo: DfMemo::default(),
             probe: metrics.probe(),
             metrics,
         }
@@ -261,13 +272,17 @@ impl SnapshotPublisher {
     pub fn publish_pass(&mut self, changed: &Changed) -> usize {
         let version = self.versions.load();
         let table = self.contexts.table.load();
+        self.memo.clear();
         let mut rebuilt = 0;
         for context in table.values() {
             let current = context.snapshot();
             let affected = match changed {
                 Changed::Everything => true,
                 Changed::Facts(facts) => {
-                    current.store_seq < version.seq && facts.iter().any(|f| context.touches(f))
+                    current.store_seq < version.seq
+                        && facts
+                            .iter()
+                            .any(|f| context.touched_by(f, &current, &version, &mut self.memo))
                 }
             };
             if affected {
@@ -309,26 +324,46 @@ impl SnapshotPublisher {
     }
 
     /// The publisher thread's loop: wakes on construction's change notices
-    /// (all pending ones are handled in one pass) or when `period` has
-    /// passed (a full pass); stops when `changes` is disconnected.
+    /// or when `period` has passed (a full pass); stops when `changes` is
+    /// disconnected. Notices that arrive during a pass, or during the pause
+    /// after it, are merged into the next pass. The pause is as long as the
+    /// pass was, so the publisher uses at most half a core however fast
+    /// construction commits, and a commit is reflected within two passes.
     pub fn run(mut self, changes: Receiver<Changed>, period: Duration) {
         let mut next_full = Instant::now() + period;
+        let mut ready_at = Instant::now();
+        let mut pending: Option<Changed> = None;
         loop {
-            let timeout = next_full.saturating_duration_since(Instant::now());
-            match changes.recv_timeout(timeout) {
-                Ok(first) => {
-                    let mut changed = first;
-                    while let Ok(more) = changes.try_recv() {
-                        changed.absorb(more);
-                    }
-                    self.publish_pass(&changed);
-                }
+            let now = Instant::now();
+            let wake = if pending.is_some() {
+                ready_at.min(next_full)
+            } else {
+                next_full
+            };
+            match changes.recv_timeout(wake.saturating_duration_since(now)) {
+                Ok(notice) => match &mut pending {
+                    Some(p) => p.absorb(notice),
+                    None => pending = Some(notice),
+                },
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => return,
             }
-            if Instant::now() >= next_full {
-                self.publish_pass(&Changed::Everything);
-                next_full = Instant::now() + period;
+            let now = Instant::now();
+            let full = now >= next_full;
+            if full || (pending.is_some() && now >= ready_at) {
+                let changed = if full {
+                    pending = None;
+                    Changed::Everything
+                } else {
+                    pending.take().unwrap_or(Changed::Everything)
+                };
+                let started = Instant::now();
+                self.publish_pass(&changed);
+                let ended = Instant::now();
+                ready_at = ended + (ended - started);
+                if full {
+                    next_full = ended + period;
+                }
             }
         }
     }
