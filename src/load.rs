@@ -109,6 +109,8 @@ pub struct LoadOptions {
     pub background: Background,
     /// Pin workers to cores.
     pub pin_workers: bool,
+    /// Hedge a fresh job after this fraction of `ω` (see `ServeOptions`).
+    pub hedge: Option<f64>,
 }
 
 impl Default for LoadOptions {
@@ -132,6 +134,7 @@ impl Default for LoadOptions {
             prune_every: Duration::from_secs(1),
             background: Background::Idle,
             pin_workers: true,
+            hedge: Some(crate::serve::request::DEFAULT_HEDGE),
         }
     }
 }
@@ -237,8 +240,10 @@ pub struct LoadReport {
     pub fallback_rate: f64,
     /// Fresh requests refused because no worker was free.
     pub no_free_worker: u64,
-    /// Jobs cancelled by their request.
+    /// Jobs cancelled by their request (or settled by the other worker of a hedge).
     pub cancelled_jobs: u64,
+    /// Fresh jobs hedged to a second worker.
+    pub hedges: u64,
     /// Index versions published during the run.
     pub versions: u64,
     /// Snapshot publications during the run.
@@ -290,6 +295,7 @@ pub fn run(options: &LoadOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Loa
             workers: options.workers,
             queue: options.workers,
             pin_workers: options.pin_workers,
+            hedge: options.hedge,
             publish_every: options.publish_every,
             prune_every: Some(options.prune_every),
             background: options.background,
@@ -422,6 +428,7 @@ pub fn run(options: &LoadOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Loa
         },
         no_free_worker,
         cancelled_jobs: metrics.counters.cancelled_jobs.load(Ordering::Relaxed),
+        hedges: metrics.counters.hedges.load(Ordering::Relaxed),
         versions,
         publications,
         prunes,
@@ -521,11 +528,12 @@ impl LoadReport {
         );
         let _ = writeln!(
             s,
-            "worker service p50 {:.1} us, p99 {:.1} us; cancelled jobs {} (drain p50 {:.1} us, max {:.1} us); \
+            "worker service p50 {:.1} us, p99 {:.1} us; hedged jobs {}; cancelled jobs {} (drain p50 {:.1} us, max {:.1} us); \
              no free worker {}; commits {} (p50 {:.1} us, batch p50 {:.0}, max {:.0}); snapshot publications {}; prunes {}; \
              workers pinned {}/{}; {:.1} s",
             self.service_us.p50,
             self.service_us.p99,
+            self.hedges,
             self.cancelled_jobs,
             self.drain_us.p50,
             self.drain_us.max,

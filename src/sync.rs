@@ -310,7 +310,7 @@ pub fn share<T: Clone>(value: std::sync::Arc<T>) -> Arc<T> {
 }
 
 /// The bounded multi-producer, multi-consumer job queue: crossbeam-channel in
-/// normal builds; under loom a mutex-and-condvar stand-in with the same
+/// normal builds; under loom a mutex-guarded stand-in with the same
 /// non-blocking `try_send`, so the models check the protocol around the
 /// queue (crossbeam's own correctness is crossbeam's to check).
 pub mod queue {
@@ -325,7 +325,7 @@ pub mod queue {
     #[cfg(loom)]
     mod stand_in {
         use super::{RecvError, TrySendError};
-        use loom::sync::{Arc, Condvar, Mutex};
+        use loom::sync::{Arc, Mutex};
         use std::collections::VecDeque;
 
         struct State<T> {
@@ -335,7 +335,6 @@ pub mod queue {
 
         struct Shared<T> {
             state: Mutex<State<T>>,
-            ready: Condvar,
             capacity: usize,
         }
 
@@ -351,7 +350,6 @@ pub mod queue {
                     items: VecDeque::new(),
                     senders: 1,
                 }),
-                ready: Condvar::new(),
                 capacity,
             });
             (Sender(shared.clone()), Receiver(shared))
@@ -365,7 +363,6 @@ pub mod queue {
                     return Err(TrySendError::Full(item));
                 }
                 state.items.push_back(item);
-                self.0.ready.notify_one();
                 Ok(())
             }
 
@@ -390,23 +387,25 @@ pub mod queue {
         impl<T> Drop for Sender<T> {
             fn drop(&mut self) {
                 self.0.state.lock().unwrap().senders -= 1;
-                self.0.ready.notify_all();
             }
         }
 
         impl<T> Receiver<T> {
             /// Waits for an item; fails once every sender is gone and the
-            /// queue is empty.
+            /// queue is empty. Waits by yielding, which loom schedules as
+            /// "runs again once another thread has made progress".
             pub fn recv(&self) -> Result<T, RecvError> {
-                let mut state = self.0.state.lock().unwrap();
                 loop {
-                    if let Some(item) = state.items.pop_front() {
-                        return Ok(item);
+                    {
+                        let mut state = self.0.state.lock().unwrap();
+                        if let Some(item) = state.items.pop_front() {
+                            return Ok(item);
+                        }
+                        if state.senders == 0 {
+                            return Err(RecvError);
+                        }
                     }
-                    if state.senders == 0 {
-                        return Err(RecvError);
-                    }
-                    state = self.0.ready.wait(state).unwrap();
+                    loom::thread::yield_now();
                 }
             }
         }
@@ -434,6 +433,8 @@ pub mod fault {
         WaitWithoutTimeout,
         /// The worker wakes the request before it marks the job done.
         WakeBeforeDone,
+        /// Two workers of a hedged job deliver without claiming it first.
+        UnclaimedDelivery,
         /// One reply slot per requester, reused across requests (no job
         /// identity), so a late result can reach the next request.
         SharedReplySlot,

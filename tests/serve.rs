@@ -51,7 +51,8 @@ fn options() -> ServeOptions {
 }
 
 /// The request path's parts without a runtime: a queue nobody serves yet,
-/// so the test decides when (and whether) a worker runs a job.
+/// so the test decides when (and whether) a worker runs a job. No hedging
+/// unless a test asks for it.
 struct Bench {
     construction: Construction,
     contexts: Contexts,
@@ -60,14 +61,14 @@ struct Bench {
     requester: Requester,
 }
 
-fn bench(capacity: usize) -> Bench {
+fn bench(capacity: usize, hedge: Option<f64>) -> Bench {
     let construction = Construction::new(memory(), wall_clock());
     let metrics = Arc::new(Metrics::default());
     let (tx, jobs) = queue::bounded(capacity);
     Bench {
         construction,
         contexts: Contexts::default(),
-        requester: Requester::new(tx, metrics.clone(), wall_clock()),
+        requester: Requester::new(tx, metrics.clone(), wall_clock()).with_hedge(hedge),
         metrics,
         jobs,
     }
@@ -106,7 +107,7 @@ fn fresh_mode_returns_the_workers_block_in_time() {
 
 #[test]
 fn a_late_job_falls_back_to_the_snapshot_and_its_result_reaches_nobody() {
-    let mut b = bench(4);
+    let mut b = bench(4, None);
     let context = b
         .contexts
         .register(
@@ -164,7 +165,7 @@ fn a_late_job_falls_back_to_the_snapshot_and_its_result_reaches_nobody() {
 
 #[test]
 fn a_cancelled_job_stops_and_delivers_nothing() {
-    let b = bench(1);
+    let b = bench(1, None);
     let completion = Arc::new(Completion::new());
     let job = RetrievalJob {
         request: Arc::new(standup(2)),
@@ -189,7 +190,7 @@ fn a_cancelled_job_stops_and_delivers_nothing() {
 
 #[test]
 fn a_full_queue_is_reported_not_waited_on() {
-    let mut b = bench(1);
+    let mut b = bench(1, None);
     let context = b
         .contexts
         .register(
@@ -390,4 +391,44 @@ fn bad_input_is_a_typed_error() {
         runtime.context(context.id),
         Err(Error::UnknownContext(_))
     ));
+}
+
+#[test]
+fn a_hedged_job_is_answered_by_the_first_worker_and_the_other_result_is_dropped() {
+    let mut b = bench(4, Some(0.5));
+    let context = b
+        .contexts
+        .register(
+            standup(2),
+            false,
+            &b.construction.versions().load(),
+            &wall_clock(),
+        )
+        .unwrap();
+    let jobs = b.jobs.clone();
+    let mut worker = b.worker();
+    // Nobody serves the job until the hedge arrives (after half of omega);
+    // then the hedge is served first, the original after it.
+    let helper = std::thread::spawn(move || {
+        while jobs.len() < 2 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let original = jobs.recv().unwrap();
+        let hedge = jobs.recv().unwrap();
+        assert!(Arc::ptr_eq(&original.completion, &hedge.completion));
+        worker.serve(hedge);
+        worker.serve(original);
+    });
+    let served = b.requester.fresh(&context, Duration::from_secs(6)).unwrap();
+    helper.join().unwrap();
+    assert_eq!(served.source, Source::Fresh);
+    assert!(
+        served.block.text.contains("9:30am"),
+        "{}",
+        served.block.text
+    );
+    let counters = &b.metrics.counters;
+    assert_eq!(counters.hedges.load(Ordering::Relaxed), 1);
+    assert_eq!(counters.cancelled_jobs.load(Ordering::Relaxed), 1);
+    assert_eq!(counters.fallbacks.load(Ordering::Relaxed), 0);
 }

@@ -71,6 +71,10 @@ enum Command {
         /// (Linux SCHED_IDLE), nice:N, or normal (same as the serving threads).
         #[arg(long, default_value = "idle")]
         background: Background,
+        /// Never hedge a fresh job to a second worker (by default a job
+        /// still running after half of omega is also given to another).
+        #[arg(long)]
+        no_hedge: bool,
         /// Leave workers unpinned (the OS places them).
         #[arg(long)]
         no_pin: bool,
@@ -108,6 +112,7 @@ fn main() -> Result<()> {
             vocabulary,
             background,
             no_pin,
+            no_hedge,
             json,
         } => {
             let options = LoadOptions {
@@ -125,6 +130,7 @@ fn main() -> Result<()> {
                 vocabulary,
                 background,
                 pin_workers: !no_pin,
+                hedge: (!no_hedge).then_some(pfm::serve::request::DEFAULT_HEDGE),
                 ..LoadOptions::default()
             };
             run_load(&options, json)

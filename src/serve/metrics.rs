@@ -90,8 +90,11 @@ pub struct Counters {
     pub fallbacks: AtomicU64,
     /// Fresh requests answered from the snapshot because no worker was free.
     pub no_free_worker: AtomicU64,
-    /// Jobs a worker dropped or stopped because their request gave up.
+    /// Jobs a worker dropped or stopped because their request gave up (or,
+    /// for a hedged job, because the other worker delivered).
     pub cancelled_jobs: AtomicU64,
+    /// Fresh jobs also handed to a second worker.
+    pub hedges: AtomicU64,
     /// Snapshot publications.
     pub publications: AtomicU64,
     /// Index versions published by construction.

@@ -127,6 +127,9 @@ pub struct ServeOptions {
     pub queue: usize,
     /// Pin workers to cores (round-robin) where the OS allows it.
     pub pin_workers: bool,
+    /// Fraction of `ω` after which a fresh job is also handed to a second
+    /// worker (a hedge against a stalled one); `None` never hedges.
+    pub hedge: Option<f64>,
     /// Period of the full snapshot republication.
     pub publish_every: Duration,
     /// Period of pruning; `None` never prunes.
@@ -145,6 +148,7 @@ impl std::fmt::Debug for ServeOptions {
             .field("workers", &self.workers)
             .field("queue", &self.queue)
             .field("pin_workers", &self.pin_workers)
+            .field("hedge", &self.hedge)
             .field("publish_every", &self.publish_every)
             .field("prune_every", &self.prune_every)
             .field("background", &self.background)
@@ -160,6 +164,7 @@ impl Default for ServeOptions {
             workers: 4,
             queue: 4,
             pin_workers: true,
+            hedge: Some(request::DEFAULT_HEDGE),
             publish_every: Duration::from_millis(50),
             prune_every: Some(Duration::from_secs(1)),
             background: Background::Idle,
@@ -174,6 +179,11 @@ impl ServeOptions {
             return Err(Error::InvalidConfig(
                 "the serving runtime needs at least one worker and a queue of at least one job"
                     .into(),
+            ));
+        }
+        if self.hedge.is_some_and(|h| !(h > 0.0 && h < 1.0)) {
+            return Err(Error::InvalidConfig(
+                "hedge must be a fraction of omega strictly between 0 and 1".into(),
             ));
         }
         if let Background::Nice(n) = self.background
@@ -204,6 +214,7 @@ pub struct Runtime {
     publisher: Option<JoinHandle<()>>,
     metrics: std::sync::Arc<Metrics>,
     clock: Clock,
+    hedge: Option<f64>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -283,6 +294,7 @@ impl Runtime {
             publisher: Some(publisher),
             metrics,
             clock: options.clock,
+            hedge: options.hedge,
         })
     }
 
@@ -351,11 +363,7 @@ impl Runtime {
             .jobs
             .clone()
             .ok_or_else(|| Error::ShutDown("the worker pool has stopped".into()))?;
-        Ok(Requester::new(
-            jobs,
-            self.metrics.clone(),
-            self.clock.clone(),
-        ))
+        Ok(Requester::new(jobs, self.metrics.clone(), self.clock.clone()).with_hedge(self.hedge))
     }
 
     /// The newest published index version.

@@ -29,6 +29,9 @@ use crate::sync::fault::{self, Fault};
 use crate::sync::queue::{Sender, TrySendError};
 use crate::sync::{Arc, Deadline};
 
+/// By default a fresh job is hedged after half of `ω`.
+pub const DEFAULT_HEDGE: f64 = 0.5;
+
 /// Where a response's block came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -80,6 +83,9 @@ pub struct Requester {
     clock: Clock,
     /// The last job's completion, reused when the worker has let go of it.
     spare: Option<Arc<Completion<Reply>>>,
+    /// After this fraction of `ω` without a reply, the job is also handed to
+    /// a second worker (a hedge against a stalled one).
+    hedge_after: Option<f64>,
     _thread_bound: PhantomData<*const ()>,
 }
 
@@ -98,8 +104,15 @@ impl Requester {
             metrics,
             clock,
             spare: None,
+            hedge_after: Some(DEFAULT_HEDGE),
             _thread_bound: PhantomData,
         }
+    }
+
+    /// Hedges a fresh job after `fraction` of `ω` (in `(0, 1)`), or never.
+    pub fn with_hedge(mut self, fraction: Option<f64>) -> Self {
+        self.hedge_after = fraction.filter(|f| *f > 0.0 && *f < 1.0);
+        self
     }
 
     /// Snapshot mode: one load of the context's published snapshot.
@@ -140,7 +153,7 @@ impl Requester {
         let completion = self.completion();
         let start = Instant::now();
         let job = RetrievalJob {
-            request,
+            request: request.clone(),
             completion: completion.clone(),
             deadline: start + omega,
         };
@@ -165,7 +178,32 @@ impl Requester {
                 return Err(Error::ShutDown("the worker pool has stopped".into()));
             }
         }
-        let waited = completion.wait(Deadline::after(omega));
+        let waited = match self.hedge_after {
+            Some(fraction) => {
+                match completion.wait_until(Deadline::after(omega.mul_f64(fraction))) {
+                    Some(reply) => Waited::Done(reply),
+                    None => {
+                        // Hedge: the same job (same completion) to a second
+                        // worker, if one is free; whichever finishes first
+                        // delivers, the other's reply is dropped.
+                        let hedge = RetrievalJob {
+                            request,
+                            completion: completion.clone(),
+                            deadline: start + omega,
+                        };
+                        if self.jobs.try_send(hedge).is_ok() {
+                            Counters::bump(&self.metrics.counters.hedges);
+                        }
+                        let left = omega.saturating_sub(start.elapsed());
+                        match completion.wait_until(Deadline::after(left)) {
+                            Some(reply) => Waited::Done(reply),
+                            None => completion.cancel(),
+                        }
+                    }
+                }
+            }
+            None => completion.wait(Deadline::after(omega)),
+        };
         let resumed = Instant::now();
         self.spare = Some(completion);
         match waited {
