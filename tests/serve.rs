@@ -75,6 +75,18 @@ fn bench(capacity: usize, hedge: Option<f64>) -> Bench {
 }
 
 impl Bench {
+    /// Registers the standup context on the current version.
+    fn register(&self) -> pfm::serve::ContextHandle {
+        self.contexts
+            .register(
+                standup(2),
+                false,
+                &self.construction.versions().load(),
+                &wall_clock(),
+            )
+            .unwrap()
+    }
+
     fn worker(&self) -> Worker {
         Worker::new(self.construction.versions().clone(), self.metrics.clone())
     }
@@ -108,15 +120,7 @@ fn fresh_mode_returns_the_workers_block_in_time() {
 #[test]
 fn a_late_job_falls_back_to_the_snapshot_and_its_result_reaches_nobody() {
     let mut b = bench(4, None);
-    let context = b
-        .contexts
-        .register(
-            standup(2),
-            false,
-            &b.construction.versions().load(),
-            &wall_clock(),
-        )
-        .unwrap();
+    let context = b.register();
     // No worker runs yet: the wait must time out.
     let late = b
         .requester
@@ -191,15 +195,7 @@ fn a_cancelled_job_stops_and_delivers_nothing() {
 #[test]
 fn a_full_queue_is_reported_not_waited_on() {
     let mut b = bench(1, None);
-    let context = b
-        .contexts
-        .register(
-            standup(2),
-            false,
-            &b.construction.versions().load(),
-            &wall_clock(),
-        )
-        .unwrap();
+    let context = b.register();
     let first = b
         .requester
         .fresh(&context, Duration::from_millis(5))
@@ -396,15 +392,7 @@ fn bad_input_is_a_typed_error() {
 #[test]
 fn a_hedged_job_is_answered_by_the_first_worker_and_the_other_result_is_dropped() {
     let mut b = bench(4, Some(0.5));
-    let context = b
-        .contexts
-        .register(
-            standup(2),
-            false,
-            &b.construction.versions().load(),
-            &wall_clock(),
-        )
-        .unwrap();
+    let context = b.register();
     let jobs = b.jobs.clone();
     let mut worker = b.worker();
     // Nobody serves the job until the hedge arrives (after half of omega);

@@ -104,3 +104,31 @@ pub fn rejects(child: &str) -> String {
     );
     text
 }
+
+/// "The standup with Alex Rivera is moved to {value}.", keyed
+/// (alex rivera, meeting_time), stated at `secs`.
+pub fn standup(value: &str, secs: i64) -> pfm::Observation {
+    pfm::Observation::new(
+        format!("The standup with Alex Rivera is moved to {value}."),
+        pfm::WallTime::from_secs(secs),
+    )
+    .with_participants(["Alex Rivera"])
+    .with_key(standup_key(), Some(value))
+}
+
+/// The key the standup observations are filed under.
+pub fn standup_key() -> pfm::Key {
+    pfm::Key::new("alex rivera", "meeting_time").expect("a valid key")
+}
+
+/// Construction over a store (inline merges: no background thread inside a
+/// model) that has observed `first`.
+pub fn construction_with(first: pfm::Observation) -> pfm::serve::Construction {
+    let mut memory = pfm::Memory::new(pfm::Config {
+        merge: pfm::config::MergeMode::Inline,
+        ..pfm::Config::default()
+    })
+    .expect("the default config is valid");
+    memory.observe(first).expect("a valid observation");
+    pfm::serve::Construction::new(memory, pfm::serve::wall_clock())
+}

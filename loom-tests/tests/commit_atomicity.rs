@@ -5,29 +5,15 @@
 
 #![cfg(loom)]
 
-use loom_tests::{explore, explore_broken, rejects, spawn};
-use pfm::config::{Config, MergeMode};
+use loom_tests::{
+    construction_with, explore, explore_broken, rejects, spawn, standup, standup_key,
+};
 use pfm::index::IndexVersion;
-use pfm::serve::{Construction, wall_clock};
 use pfm::sync::fault::Fault;
-use pfm::{Key, Memory, Observation, WallTime};
-
-fn key() -> Key {
-    Key::new("alex rivera", "meeting_time").unwrap()
-}
-
-fn standup(value: &str, secs: i64) -> Observation {
-    Observation::new(
-        format!("The standup with Alex Rivera is moved to {value}."),
-        WallTime::from_secs(secs),
-    )
-    .with_participants(["Alex Rivera"])
-    .with_key(key(), Some(value))
-}
 
 /// The values of the key's active facts in a published version.
 fn active_values(version: &IndexVersion) -> Vec<String> {
-    let key = key();
+    let key = standup_key();
     let mut values = Vec::new();
     for view in version.active.views() {
         for doc in 0..view.segment.len() as u32 {
@@ -41,13 +27,7 @@ fn active_values(version: &IndexVersion) -> Vec<String> {
 }
 
 fn model() {
-    let mut memory = Memory::new(Config {
-        merge: MergeMode::Inline,
-        ..Config::default()
-    })
-    .unwrap();
-    memory.observe(standup("9:30am", 1_750_000_000)).unwrap();
-    let mut construction = Construction::new(memory, wall_clock());
+    let mut construction = construction_with(standup("9:30am", 1_750_000_000));
     let readers: Vec<_> = (0..2)
         .map(|_| {
             let versions = construction.versions().clone();

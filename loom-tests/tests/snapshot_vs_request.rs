@@ -6,35 +6,14 @@
 
 #![cfg(loom)]
 
-use loom_tests::{explore, explore_broken, rejects, spawn};
-use pfm::config::{Config, MergeMode};
-use pfm::serve::{
-    Changed, Construction, Contexts, Metrics, Requester, SnapshotPublisher, wall_clock,
-};
+use loom_tests::{construction_with, explore, explore_broken, rejects, spawn, standup};
+use pfm::serve::{Changed, Contexts, Metrics, Requester, SnapshotPublisher, wall_clock};
 use pfm::sync::fault::Fault;
 use pfm::sync::{Arc, queue};
-use pfm::{Key, Memory, Observation, Request, WallTime};
-
-fn standup(value: &str, secs: i64) -> Observation {
-    Observation::new(
-        format!("The standup with Alex Rivera is moved to {value}."),
-        WallTime::from_secs(secs),
-    )
-    .with_participants(["Alex Rivera"])
-    .with_key(
-        Key::new("alex rivera", "meeting_time").unwrap(),
-        Some(value),
-    )
-}
+use pfm::{Request, WallTime};
 
 fn model() {
-    let mut memory = Memory::new(Config {
-        merge: MergeMode::Inline,
-        ..Config::default()
-    })
-    .unwrap();
-    memory.observe(standup("9:30am", 1_750_000_000)).unwrap();
-    let mut construction = Construction::new(memory, wall_clock());
+    let mut construction = construction_with(standup("9:30am", 1_750_000_000));
     let contexts = Arc::new(Contexts::default());
     let request = Request::new(
         "the standup with Alex is at",
