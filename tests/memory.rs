@@ -5,15 +5,9 @@ use pfm::config::{Config, MergeMode, Ordering};
 use pfm::fact::Status;
 use pfm::{AsOf, Error, FactId, Forget, Key, Memory, Observation, Outcome, Request, WallTime};
 
-fn day(d: i64) -> WallTime {
-    WallTime::parse("2025-06-01")
-        .unwrap()
-        .plus_millis((d - 1) * 86_400_000)
-}
+mod common;
 
-fn alex(text: &str, d: i64) -> Observation {
-    Observation::new(text, day(d)).with_participants(["Alex Rivera"])
-}
+use common::{alex, day};
 
 fn ask(memory: &Memory, context: &str, d: i64) -> String {
     memory

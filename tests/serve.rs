@@ -12,17 +12,11 @@ use pfm::serve::{
     Source, Worker, wall_clock,
 };
 use pfm::sync::queue;
-use pfm::{Error, Memory, Observation, Request, WallTime};
+use pfm::{Error, Memory, Observation, Request};
 
-fn day(d: i64) -> WallTime {
-    WallTime::parse("2025-06-01")
-        .unwrap()
-        .plus_millis((d - 1) * 86_400_000)
-}
+mod common;
 
-fn alex(text: &str, d: i64) -> Observation {
-    Observation::new(text, day(d)).with_participants(["Alex Rivera"])
-}
+use common::{alex, day};
 
 fn memory() -> Memory {
     let mut m = Memory::new(Config {
