@@ -95,6 +95,10 @@ pub enum Error {
     #[error("commit failed: {0}")]
     CommitFailed(String),
 
+    /// A blocking call was made from inside an async task.
+    #[error("{0}")]
+    WouldBlock(String),
+
     /// The serving runtime has shut down.
     #[error("the serving runtime has shut down: {0}")]
     ShutDown(String),

@@ -414,3 +414,28 @@ fn a_hedged_job_is_answered_by_the_first_worker_and_the_other_result_is_dropped(
     assert_eq!(counters.cancelled_jobs.load(Ordering::Relaxed), 1);
     assert_eq!(counters.fallbacks.load(Ordering::Relaxed), 0);
 }
+
+#[test]
+fn blocking_calls_from_an_async_task_are_an_error_not_a_panic() {
+    let runtime = Runtime::start(memory(), options()).unwrap();
+    let context = runtime.register(standup(2), false).unwrap();
+    let executor = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    executor.block_on(async move {
+        assert!(matches!(
+            Runtime::start(memory(), options()),
+            Err(Error::WouldBlock(_))
+        ));
+        assert!(matches!(
+            runtime.observe(alex("Alex Rivera standup is rescheduled to 10:45am.", 3)),
+            Err(Error::WouldBlock(_))
+        ));
+        // A snapshot read never blocks, so it is fine here.
+        let mut requester = runtime.requester().unwrap();
+        assert!(requester.snapshot(&context).block.text.contains("9:30am"));
+        drop(requester);
+        // Dropping the runtime inside the task stops it without blocking.
+        drop(runtime);
+    });
+}

@@ -59,6 +59,17 @@ pub fn wall_clock() -> Clock {
     std::sync::Arc::new(WallTime::now)
 }
 
+/// Errors (rather than panicking inside tokio) when the calling thread is
+/// an async task's, where `what` would block the executor.
+fn may_block(what: &str) -> Result<()> {
+    if tokio::runtime::Handle::try_current().is_ok() {
+        return Err(Error::WouldBlock(format!(
+            "{what} blocks until construction answers: call it from a blocking thread (e.g. tokio::task::spawn_blocking), not from an async task"
+        )));
+    }
+    Ok(())
+}
+
 /// How background threads (construction, its merges, the publisher) are
 /// scheduled relative to the serving threads (workers, requests).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -204,7 +215,8 @@ impl ServeOptions {
 
 /// A running memory server: construction, publisher, workers.
 pub struct Runtime {
-    tokio: tokio::runtime::Runtime,
+    /// The construction actor's runtime (taken at shutdown).
+    tokio: Option<tokio::runtime::Runtime>,
     construction: ActorRef<ConstructionMsg>,
     actor: Option<tokio::task::JoinHandle<()>>,
     versions: Arc<Publication<IndexVersion>>,
@@ -227,9 +239,12 @@ impl std::fmt::Debug for Runtime {
 }
 
 impl Runtime {
-    /// Starts serving `memory`. Must not be called from inside a tokio
-    /// runtime (the construction actor gets its own).
+    /// Starts serving `memory`. The construction actor gets its own tokio
+    /// runtime, so this (like `observe` and `exclusive`, which wait for
+    /// construction) must be called from a thread that may block, not from
+    /// inside an async task: there it returns an error instead.
     pub fn start(memory: Memory, options: ServeOptions) -> Result<Self> {
+        may_block("Runtime::start")?;
         options.validate()?;
         let background = options.background;
         let metrics = std::sync::Arc::new(Metrics::default());
@@ -284,7 +299,7 @@ impl Runtime {
             &metrics,
         )?;
         Ok(Runtime {
-            tokio,
+            tokio: Some(tokio),
             construction: actor_ref,
             actor: Some(actor),
             versions,
@@ -301,6 +316,7 @@ impl Runtime {
     /// Commits observations and returns their receipts, once the commit is
     /// published (the write path: it waits for construction).
     pub fn observe_batch(&self, observations: Vec<Observation>) -> Result<Vec<Receipt>> {
+        may_block("Runtime::observe")?;
         let (tx, rx) = ractor::concurrency::oneshot();
         self.send(ConstructionMsg::Observe(observations, Some(tx.into())))?;
         rx.blocking_recv()
@@ -325,6 +341,7 @@ impl Runtime {
         &self,
         f: impl FnOnce(&mut Memory) -> R + Send + 'static,
     ) -> Result<R> {
+        may_block("Runtime::exclusive")?;
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
         self.send(ConstructionMsg::Exclusive(Box::new(move |m| {
             let _ = tx.send(f(m));
@@ -393,9 +410,18 @@ impl Runtime {
     }
 
     fn stop(&mut self) {
-        if let Some(actor) = self.actor.take() {
-            self.construction.stop(None);
-            let _ = self.tokio.block_on(actor);
+        let Some(tokio) = self.tokio.take() else {
+            return;
+        };
+        self.construction.stop(None);
+        if may_block("").is_ok() {
+            if let Some(actor) = self.actor.take() {
+                let _ = tokio.block_on(actor);
+            }
+        } else {
+            // Dropped inside an async task: stop without waiting (blocking
+            // there would panic); the actor commits what is pending as it stops.
+            tokio.shutdown_background();
         }
         // The actor's state (and the publisher's wake sender) is gone now,
         // so the publisher's loop ends.
