@@ -134,11 +134,13 @@ impl Construction {
     /// The bodies of the facts a commit touched (retained facts only: an
     /// erased one has no body left, and erasure goes through `exclusive`).
     fn changed(&self, ids: impl IntoIterator<Item = FactId>) -> Changed {
-        Changed::Facts(
-            ids.into_iter()
+        Changed::Facts {
+            upto: self.memory.version().seq,
+            facts: ids
+                .into_iter()
                 .filter_map(|id| self.memory.fact(id).ok().map(|f| f.body.clone()))
                 .collect(),
-        )
+        }
     }
 
     fn publish(&mut self, changed: Changed) {

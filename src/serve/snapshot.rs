@@ -41,8 +41,11 @@ pub struct Snapshot {
     pub context: ContextId,
     /// The block.
     pub block: std::sync::Arc<Block>,
-    /// The commit of the index version it was built from.
+    /// The newest commit the block is known to reflect: the version it was
+    /// built from, or a later one whose changes cannot reach it.
     pub store_seq: Seq,
+    /// The commit of the index version the block was built from.
+    pub built_seq: Seq,
     /// When it was built.
     pub produced_at: Instant,
 }
@@ -228,6 +231,7 @@ fn build(
         context: id,
         block: std::sync::Arc::new(block),
         store_seq: version.seq,
+        built_seq: version.seq,
         produced_at: Instant::now(),
     })
 }
@@ -264,10 +268,10 @@ impl SnapshotPublisher {
     }
 
     /// One pass over the registered contexts with the newest version.
-    /// A context whose snapshot is older than the version is rebuilt if
-    /// `changed` can affect it, and otherwise re-stamped with the version's
-    /// sequence (its block is what retrieval would return, up to the drift
-    /// of collection statistics, which the periodic full pass bounds).
+    /// A context is rebuilt if `changed` can affect it, and otherwise
+    /// re-stamped with the newest sequence the notices cover (its block is
+    /// what retrieval would return, up to the drift of collection
+    /// statistics, which the periodic full pass bounds).
     /// Returns how many blocks it rebuilt.
     pub fn publish_pass(&mut self, changed: &Changed) -> usize {
         let version = self.versions.load();
@@ -276,21 +280,27 @@ impl SnapshotPublisher {
         let mut rebuilt = 0;
         for context in table.values() {
             let current = context.snapshot();
-            let affected = match changed {
-                Changed::Everything => true,
-                Changed::Facts(facts) => {
-                    current.store_seq < version.seq
+            // A context is rebuilt when a notice's fact can reach it and its
+            // block was built before the notice's commits — even if it was
+            // re-stamped past them (a version can be loaded before its
+            // commit's notice arrives); it is re-stamped only up to the
+            // commits whose notices this pass has examined.
+            let (affected, examined) = match changed {
+                Changed::Everything => (true, version.seq),
+                Changed::Facts { upto, facts } => (
+                    current.built_seq < *upto
                         && facts
                             .iter()
-                            .any(|f| context.touched_by(f, &current, &version, &mut self.memo))
-                }
+                            .any(|f| context.touched_by(f, &current, &version, &mut self.memo)),
+                    (*upto).min(version.seq),
+                ),
             };
             if affected {
                 rebuilt += usize::from(self.publish(context, &version));
-            } else if current.store_seq < version.seq {
+            } else if current.store_seq < examined {
                 // PUBLISH: a copy of a complete snapshot with a newer seq.
                 context.snapshot.store(Arc::new(Snapshot {
-                    store_seq: version.seq,
+                    store_seq: examined,
                     ..(*current).clone()
                 }));
             }
@@ -375,8 +385,14 @@ pub enum Changed {
     /// Anything may have changed (pruning passes, exclusive access, the
     /// periodic pass).
     Everything,
-    /// These facts were added, revised, re-observed or retired.
-    Facts(Vec<std::sync::Arc<FactBody>>),
+    /// These facts were added, revised, re-observed or retired by the
+    /// commits up to `upto`.
+    Facts {
+        /// The newest commit the notice covers.
+        upto: Seq,
+        /// The facts.
+        facts: Vec<std::sync::Arc<FactBody>>,
+    },
 }
 
 impl Changed {
@@ -385,7 +401,16 @@ impl Changed {
         match (&mut *self, later) {
             (Changed::Everything, _) => {}
             (_, Changed::Everything) => *self = Changed::Everything,
-            (Changed::Facts(mine), Changed::Facts(theirs)) => mine.extend(theirs),
+            (
+                Changed::Facts { upto, facts },
+                Changed::Facts {
+                    upto: later_upto,
+                    facts: later_facts,
+                },
+            ) => {
+                *upto = (*upto).max(later_upto);
+                facts.extend(later_facts);
+            }
         }
     }
 }
