@@ -20,7 +20,7 @@ use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::fact::Key;
 use crate::memory::{Memory, Observation};
-use crate::serve::{Background, Quantity, Runtime, ServeOptions, Source, Summary};
+use crate::serve::{Background, Quantity, Runtime, ServeOptions, Summary};
 use crate::synth::{self, BASE_SECS, Vocabulary};
 use crate::time::WallTime;
 
@@ -343,8 +343,7 @@ pub fn run(options: &LoadOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Loa
                                 mine.push(lag);
                             }
                             if options.mode != Mode::Snapshot {
-                                let served = requester.fresh(context, options.omega)?;
-                                debug_assert!(served.source != Source::Snapshot);
+                                requester.fresh(context, options.omega)?;
                             }
                             progress(finished.fetch_add(1, Ordering::Relaxed) + 1);
                             std::thread::sleep(options.interval);

@@ -1,8 +1,9 @@
 //! The request path. Snapshot mode is one load of the context's published
 //! snapshot; fresh mode hands a job to a free worker (`h`), waits at most `ω`
-//! and, on timeout, cancels the job and falls back to the snapshot. Nothing
-//! here takes a lock, spawns a thread or waits on construction: it performs
-//! atomic loads, one non-blocking queue send, and one timed wait.
+//! and, on timeout, cancels the job and falls back to the snapshot; a job
+//! still running at half of `ω` is also handed to a second worker (a hedge).
+//! Nothing here takes a lock, spawns a thread or waits on construction: it
+//! performs atomic loads, one or two non-blocking queue sends, and timed waits.
 //!
 //! Requests run on the caller's thread (a [`Requester`] per thread) rather
 //! than in an actor or a tokio task: an actor hop would put a mailbox and a
