@@ -8,11 +8,11 @@ use std::time::{Duration, Instant};
 
 use pfm::config::{Config, MergeMode};
 use pfm::serve::{
-    Completion, Construction, Contexts, Metrics, Requester, RetrievalJob, Runtime, ServeOptions,
-    Source, Worker, wall_clock,
+    Changed, Completion, Construction, Contexts, Metrics, Requester, RetrievalJob, Runtime,
+    ServeOptions, SnapshotPublisher, Source, Worker, wall_clock,
 };
 use pfm::sync::queue;
-use pfm::{Error, Memory, Observation, Request};
+use pfm::{Error, Memory, Observation, Outcome, Request};
 
 mod common;
 
@@ -438,4 +438,56 @@ fn blocking_calls_from_an_async_task_are_an_error_not_a_panic() {
         // Dropping the runtime inside the task stops it without blocking.
         drop(runtime);
     });
+}
+
+#[test]
+fn a_snapshot_never_claims_a_commit_whose_change_it_has_not_examined() {
+    let mut construction = Construction::new(memory(), wall_clock());
+    let contexts = Arc::new(Contexts::default());
+    let context = contexts
+        .register(
+            standup(4),
+            false,
+            &construction.versions().load(),
+            &wall_clock(),
+        )
+        .unwrap();
+    let before = context.snapshot().store_seq;
+    let mut publisher = SnapshotPublisher::new(
+        construction.versions().clone(),
+        contexts.clone(),
+        wall_clock(),
+        Arc::new(Metrics::default()),
+    );
+    let receipt = construction
+        .commit(vec![alex(
+            "Alex Rivera standup is rescheduled to 10:45am.",
+            3,
+        )])
+        .unwrap()
+        .remove(0);
+    // The publisher sees the new version before that commit's notice: it
+    // must not re-stamp the snapshot past what its notices covered.
+    publisher.publish_pass(&Changed::Facts {
+        upto: before,
+        facts: Vec::new(),
+    });
+    let stale = context.snapshot();
+    assert_eq!(stale.store_seq, before);
+    assert!(stale.block.text.contains("9:30am"), "{}", stale.block.text);
+    // The notice arrives: the block is rebuilt from the new version.
+    let Outcome::Superseded { fact, .. } = receipt.outcome else {
+        panic!("{receipt:?}")
+    };
+    let body = construction.memory().fact(fact).unwrap().body.clone();
+    publisher.publish_pass(&Changed::Facts {
+        upto: receipt.seq,
+        facts: vec![body],
+    });
+    let fresh = context.snapshot();
+    assert_eq!(
+        (fresh.store_seq, fresh.built_seq),
+        (receipt.seq, receipt.seq)
+    );
+    assert!(fresh.block.text.contains("10:45am"), "{}", fresh.block.text);
 }
