@@ -409,12 +409,12 @@ pub fn run(options: &LoadOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Loa
         sigma_us: q(Quantity::Sigma),
         fresh_us: q(Quantity::FreshWait),
         snapshot_age_ms: ms(q(Quantity::SnapshotAge)),
-        updates_behind: quantiles_of(lags.clone()),
         behind_rate: if lags.is_empty() {
             0.0
         } else {
             behind_count as f64 / lags.len() as f64
         },
+        updates_behind: quantiles_of(lags),
         service_us: q(Quantity::Service),
         drain_us: q(Quantity::Drain),
         queue_depth: q(Quantity::QueueDepth),

@@ -85,11 +85,12 @@ impl Worker {
             self.cancelled(&job);
             return;
         }
-        self.probe.record(Quantity::Service, started.elapsed());
+        let finished_at = Instant::now();
+        self.probe.record(Quantity::Service, finished_at - started);
         let reply = Reply {
             block: block.map(std::sync::Arc::new),
             store_seq: version.seq,
-            finished_at: Instant::now(),
+            finished_at,
         };
         if job.completion.complete(reply).is_err() {
             self.cancelled(&job);

@@ -21,7 +21,7 @@ use super::Clock;
 use super::handoff::{Completion, Waited};
 use super::metrics::{Counters, Metrics, Probe, Quantity};
 use super::pool::{Reply, RetrievalJob};
-use super::snapshot::{Context, Snapshot};
+use super::snapshot::Context;
 use crate::block::Block;
 use crate::error::{Error, Result};
 use crate::fact::Seq;
@@ -120,15 +120,7 @@ impl Requester {
     #[inline]
     pub fn snapshot(&mut self, context: &Context) -> Served {
         Counters::bump(&self.metrics.counters.snapshot_reads);
-        let (snapshot, read) = self.read(context);
-        Self::served_from(
-            &snapshot,
-            Source::Snapshot,
-            Timings {
-                read: Some(read),
-                ..Timings::default()
-            },
-        )
+        self.read(context, Source::Snapshot)
     }
 
     /// Fresh mode for a registered context: its request, run by a worker on
@@ -255,25 +247,23 @@ impl Requester {
         }
     }
 
-    fn read(&mut self, context: &Context) -> (Arc<Snapshot>, Duration) {
+    /// One load of the context's snapshot, timed (`r`), as a response.
+    fn read(&mut self, context: &Context, source: Source) -> Served {
         let start = Instant::now();
         let snapshot = context.snapshot();
         let read = start.elapsed();
+        let age = Instant::now().saturating_duration_since(snapshot.produced_at);
         self.probe.record(Quantity::Read, read);
-        self.probe.record(
-            Quantity::SnapshotAge,
-            Instant::now().saturating_duration_since(snapshot.produced_at),
-        );
-        (snapshot, read)
-    }
-
-    fn served_from(snapshot: &Snapshot, source: Source, timings: Timings) -> Served {
+        self.probe.record(Quantity::SnapshotAge, age);
         Served {
             block: snapshot.block.clone(),
             source,
             store_seq: snapshot.store_seq,
-            snapshot_age: Some(Instant::now().saturating_duration_since(snapshot.produced_at)),
-            timings,
+            snapshot_age: Some(age),
+            timings: Timings {
+                read: Some(read),
+                ..Timings::default()
+            },
         }
     }
 
@@ -287,25 +277,17 @@ impl Requester {
         handoff: Duration,
         omega: Option<Duration>,
     ) -> Served {
-        let (mut served, read) = match context {
-            Some(c) => {
-                let (snapshot, read) = self.read(c);
-                (
-                    Self::served_from(&snapshot, source, Timings::default()),
-                    Some(read),
-                )
-            }
-            None => (
-                Served {
-                    block: std::sync::Arc::new(Block::default()),
-                    source,
-                    store_seq: 0,
-                    snapshot_age: None,
-                    timings: Timings::default(),
-                },
-                None,
-            ),
+        let mut served = match context {
+            Some(c) => self.read(c, source),
+            None => Served {
+                block: std::sync::Arc::new(Block::default()),
+                source,
+                store_seq: 0,
+                snapshot_age: None,
+                timings: Timings::default(),
+            },
         };
+        let read = served.timings.read;
         let fresh = start.elapsed();
         self.probe.record(Quantity::FreshWait, fresh);
         let sigma = omega.map(|w| {
