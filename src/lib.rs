@@ -35,6 +35,7 @@
 //! - [`block`]: greedy selection and the block format.
 //! - [`retrieve`]: requests and the read path (a pure function of a version).
 //! - [`memory`]: the store as a library user sees it.
+//! - [`eval`]: `pfm eval`, the controlled benchmark and its statistics.
 //! - [`load`]: the `pfm load` harness (Appendix G on one machine).
 //! - [`serve`]: the serving runtime (construction actor, snapshot publisher,
 //!   worker pool, request path) and its instrumentation.
@@ -47,6 +48,7 @@
 pub mod block;
 pub mod config;
 pub mod error;
+pub mod eval;
 pub mod extract;
 pub mod fact;
 pub mod graph;

@@ -1,11 +1,13 @@
 //! `pfm`: the command-line front end. Thin: every command is a few calls
 //! into the library.
 
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use pfm::config::Ordering;
+use pfm::eval::{EvalOptions, report};
 use pfm::load::{self, Ingest, LoadOptions, Mode};
 use pfm::serve::Background;
 use pfm::synth::Vocabulary;
@@ -82,6 +84,44 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The controlled revision benchmark (paper Sections 6-7.2, Appendices B
+    /// and J): generates the instances, builds keyed and keyless stores,
+    /// runs every arm, and writes Tables 1, 2, 6, 12, 14, 15 and 16 with the
+    /// paper's value beside ours. The full protocol (the defaults)
+    /// regenerates eval/RESULTS.md; every run writes a folder under --out.
+    Eval {
+        /// Benchmark seeds, comma-separated.
+        #[arg(long, value_delimiter = ',', default_values_t = pfm::eval::SEEDS)]
+        seeds: Vec<u64>,
+        /// Arms, comma-separated: pfm, pfm_keyless, bm25, bm25_p,
+        /// bm25_recency, bm25_recency_p, bm25_validity, bm25_validity_p.
+        #[arg(long, value_delimiter = ',', default_values = pfm::eval::arms::LEXICAL)]
+        arms: Vec<String>,
+        /// Character budgets B, comma-separated.
+        #[arg(long, value_delimiter = ',', default_values_t = pfm::eval::BUDGETS)]
+        budgets: Vec<usize>,
+        /// People per benchmark instance (12 paired + unique first names).
+        /// Table 6 fixes the ambiguity counts, not the pool; 29 reproduces
+        /// them, a larger pool spreads each person's facts thinner.
+        #[arg(long, default_value_t = pfm::eval::generator::DEFAULT_PEOPLE)]
+        people: usize,
+        /// Skip the key-noise grid (Table 16).
+        #[arg(long)]
+        no_key_noise: bool,
+        /// Folder that receives a run folder (tables, summary.json,
+        /// per-request JSONL logs).
+        #[arg(long, default_value = "eval/results")]
+        out: PathBuf,
+        /// The report the full protocol regenerates.
+        #[arg(long, default_value = "eval/RESULTS.md")]
+        results: PathBuf,
+        /// Print the generator's Table 6 accounting per seed and exit.
+        #[arg(long)]
+        accounting: bool,
+        /// Print one JSON object on stdout (progress stays on stderr).
+        #[arg(long)]
+        json: bool,
+    },
     /// Observe a revision chain and print the memory block before and after
     /// each revision (keyed supersession at work).
     Demo {
@@ -139,6 +179,30 @@ fn main() -> Result<()> {
             event_time,
             history,
         } => demo(event_time, history),
+        Command::Eval {
+            seeds,
+            arms,
+            budgets,
+            people,
+            no_key_noise,
+            out,
+            results,
+            accounting,
+            json,
+        } => {
+            let options = EvalOptions {
+                seeds,
+                arms,
+                budgets,
+                people,
+                key_noise: !no_key_noise,
+                ..EvalOptions::default()
+            };
+            if accounting {
+                return print_accounting(&options.seeds, options.people);
+            }
+            run_eval(&options, &out, &results, json)
+        }
     }
 }
 
@@ -277,4 +341,91 @@ fn run_load(options: &LoadOptions, json: bool) -> Result<()> {
         print!("{}", report.tables());
     }
     Ok(())
+}
+
+fn print_accounting(seeds: &[u64], people: usize) -> Result<()> {
+    let accounting: Vec<_> = seeds
+        .iter()
+        .map(|s| pfm::eval::Instance::generate_with(*s, people).accounting())
+        .collect();
+    print!("{}", report::accounting_table(&accounting));
+    Ok(())
+}
+
+fn run_eval(options: &EvalOptions, out: &Path, results: &Path, json: bool) -> Result<()> {
+    eprintln!(
+        "pfm eval: seeds {:?}, arms {}, budgets {:?}{}",
+        options.seeds,
+        options.arms.join(","),
+        options.budgets,
+        if options.key_noise {
+            ", key-noise grid"
+        } else {
+            ""
+        }
+    );
+    let evaluation = pfm::eval::run(options).context("eval run failed")?;
+    let summary = report::summarize(&evaluation);
+    let meta = report::RunMeta {
+        command: std::iter::once("pfm".to_owned())
+            .chain(std::env::args().skip(1))
+            .collect::<Vec<_>>()
+            .join(" "),
+        revision: git_revision(),
+        machine: machine(),
+        date: jiff::Timestamp::now()
+            .strftime("%Y-%m-%d %H:%M UTC")
+            .to_string(),
+    };
+    let dir = out.join(jiff::Timestamp::now().strftime("%Y%m%d-%H%M%S").to_string());
+    report::write_run(&dir, &evaluation, &summary, &meta)
+        .with_context(|| format!("writing {}", dir.display()))?;
+    if options.is_full() {
+        std::fs::write(results, report::markdown(&summary, &meta))
+            .with_context(|| format!("writing {}", results.display()))?;
+    }
+    if json {
+        println!("{}", serde_json::to_string(&summary)?);
+    } else {
+        print!("{}", report::markdown(&summary, &meta));
+    }
+    eprintln!(
+        "wrote {}{} in {:.1} s",
+        dir.display(),
+        if options.is_full() {
+            format!(" and {}", results.display())
+        } else {
+            String::new()
+        },
+        evaluation.elapsed.as_secs_f64()
+    );
+    Ok(())
+}
+
+/// `git describe --always --dirty` of the working tree, or "unknown".
+fn git_revision() -> String {
+    std::process::Command::new("git")
+        .args(["describe", "--always", "--dirty"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map_or_else(
+            || "unknown".to_owned(),
+            |o| String::from_utf8_lossy(&o.stdout).trim().to_owned(),
+        )
+}
+
+/// The CPU model and core count, from /proc/cpuinfo where there is one.
+fn machine() -> String {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let model = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|c| {
+            c.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_owned())
+        })
+        .unwrap_or_else(|| std::env::consts::ARCH.to_owned());
+    format!("{model}, {cores} cores")
 }
