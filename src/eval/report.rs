@@ -415,6 +415,15 @@ pub struct RunMeta {
     pub date: String,
 }
 
+/// `= 0.038`, or `< 0.001` below what the replicates resolve.
+fn p_value(p: f64) -> String {
+    if p < 0.001 {
+        "< 0.001".into()
+    } else {
+        format!("= {p:.3}")
+    }
+}
+
 fn f3(v: f64) -> String {
     format!("{v:.3}")
 }
@@ -570,21 +579,21 @@ fn table2(w: &mut String, s: &Summary) {
         let _ = writeln!(
             w,
             "\nTOST, clean retrieval of `{}` − `{}` (paired by request): difference {} (90% interval {}) · paper {} {}; \
-             p_TOST = {:.3} · paper {pp:.3} against ±{}: **{}**. Paired chain-level permutation test p = {:.3} · paper {pperm:.2}.",
+             p_TOST {} · paper {pp:.3} against ±{}: **{}**. Paired chain-level permutation test p {} · paper {pperm:.2}.",
             t.a,
             t.b,
             f3(t.diff),
             ci(t.ci90),
             f3(pd),
             ci(pci),
-            t.p,
+            p_value(t.p),
             t.margin,
             if t.equivalent {
                 "equivalent within the margin"
             } else {
                 "equivalence not shown"
             },
-            t.permutation_p
+            p_value(t.permutation_p)
         );
     }
     let _ = writeln!(w);
