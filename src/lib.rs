@@ -32,6 +32,7 @@
 //! - [`graph`]: the memory graph behind the association term.
 //! - [`index`]: immutable index versions, built copy-on-write from segments.
 //! - [`rank`]: the PFM scorer and the baseline arms.
+//! - [`rules`]: serving-time identity and abstention rules (the slot detector).
 //! - [`block`]: greedy selection and the block format.
 //! - [`retrieve`]: requests and the read path (a pure function of a version).
 //! - [`memory`]: the store as a library user sees it.
@@ -59,6 +60,7 @@ pub mod memory;
 pub mod pmap;
 pub mod rank;
 pub mod retrieve;
+pub mod rules;
 pub mod serve;
 pub mod sync;
 pub mod synth;

@@ -208,3 +208,24 @@ fn keyed_store_never_exposes_a_stale_value() {
     }
     assert!(!options.is_full());
 }
+
+/// Appendix D: the slot detector agrees with the generator's slot on every
+/// main-benchmark query (all five seeds, standard and paraphrased templates).
+#[test]
+fn slot_detector_agrees_with_the_generator() {
+    let mut checked = 0;
+    for seed in pfm::eval::SEEDS {
+        let instance = Instance::generate(seed);
+        for q in &instance.queries {
+            let detected = pfm::rules::requested_slot(&q.context).map(|s| s.name);
+            assert_eq!(
+                detected,
+                Some(instance.chains[q.chain].slot),
+                "{:?}",
+                q.context
+            );
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 1_200);
+}

@@ -88,15 +88,7 @@ impl Extractor {
         entities.sort();
         entities.dedup();
 
-        let nouns: Vec<(usize, &'static str, usize)> = NOUNS
-            .iter()
-            .flat_map(|(slot, noun, ntoks)| {
-                toks.windows(ntoks.len())
-                    .enumerate()
-                    .filter(move |(_, w)| w == ntoks)
-                    .map(move |(pos, _)| (*slot, *noun, pos))
-            })
-            .collect();
+        let nouns = slot_nouns(&toks);
         if nouns.is_empty() {
             return Extraction {
                 entities,
@@ -187,6 +179,22 @@ impl Extractor {
             }),
         }
     }
+}
+
+/// Every occurrence of a slot noun in `tokens` (normalized), as (index into
+/// [`SLOTS`], the noun, token position of its first word). A noun shared by
+/// several slots (the meeting nouns) occurs once per slot.
+pub fn slot_nouns(tokens: &[&str]) -> Vec<(usize, &'static str, usize)> {
+    NOUNS
+        .iter()
+        .flat_map(|(slot, noun, ntoks)| {
+            tokens
+                .windows(ntoks.len())
+                .enumerate()
+                .filter(move |(_, w)| w == ntoks)
+                .map(move |(pos, _)| (*slot, *noun, pos))
+        })
+        .collect()
 }
 
 /// Token distance from a noun to a value; values after the noun come first.
