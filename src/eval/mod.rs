@@ -23,6 +23,7 @@ pub mod report;
 pub mod stats;
 pub mod templates;
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
@@ -31,7 +32,7 @@ use serde::Serialize;
 use crate::block::MIN_BUDGET;
 use crate::error::{Error, Result};
 use crate::fact::FactId;
-use crate::memory::Memory;
+use crate::index::IndexVersion;
 use crate::retrieve::{Request, retrieve};
 
 pub use arms::{Arm, StoreKind};
@@ -198,17 +199,19 @@ pub fn run(options: &EvalOptions) -> Result<Evaluation> {
         bar.set_message(format!("seed {}: building stores", instance.seed));
         let stores = arms::Stores::build(instance, &arms)?;
         bar.set_message(format!("seed {}: retrieving", instance.seed));
-        for arm in &arms {
-            warm_up(stores.of(arm), instance, arm)?;
+        // One version per arm for the whole instance: the stores are built.
+        let versions: Vec<Arc<IndexVersion>> =
+            arms.iter().map(|a| stores.of(a).version()).collect();
+        for (arm, version) in arms.iter().zip(&versions) {
+            warm_up(version, instance, arm)?;
         }
         for (qi, q) in instance.queries.iter().enumerate() {
             let chain = &instance.chains[q.chain];
-            for arm in &arms {
-                let version = stores.of(arm).version();
+            for (arm, version) in arms.iter().zip(&versions) {
                 for &budget in &options.budgets {
                     let request = request(instance, q, arm, budget);
                     let t = Instant::now();
-                    let block = retrieve(&version, &request)?;
+                    let block = retrieve(version, &request)?;
                     let latency_us = t.elapsed().as_secs_f64() * 1e6;
                     records.push(Record {
                         seed: instance.seed,
@@ -285,10 +288,9 @@ fn request(instance: &Instance, q: &generator::Query, arm: &Arm, budget: usize) 
 
 /// Runs an arm's first queries once, untimed, so thread-local scratch
 /// buffers and caches are warm before the timed pass.
-fn warm_up(memory: &Memory, instance: &Instance, arm: &Arm) -> Result<()> {
-    let version = memory.version();
+fn warm_up(version: &IndexVersion, instance: &Instance, arm: &Arm) -> Result<()> {
     for q in instance.queries.iter().take(50) {
-        retrieve(&version, &request(instance, q, arm, BUDGETS[0]))?;
+        retrieve(version, &request(instance, q, arm, BUDGETS[0]))?;
     }
     Ok(())
 }
