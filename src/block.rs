@@ -42,9 +42,21 @@ pub struct Block {
     pub text: String,
     /// The selected facts, in block order.
     pub lines: Vec<BlockLine>,
+    /// Whether an abstention gate emptied the block (the request's rules
+    /// judged that the store holds no answer), as opposed to nothing
+    /// matching.
+    pub abstained: bool,
 }
 
 impl Block {
+    /// The empty block of a request whose abstention gate failed.
+    pub fn abstained() -> Block {
+        Block {
+            abstained: true,
+            ..Block::default()
+        }
+    }
+
     /// Whether nothing was selected (the request abstains or nothing matched).
     pub fn is_empty(&self) -> bool {
         self.lines.is_empty()

@@ -5,11 +5,12 @@ use std::cell::RefCell;
 
 use serde::{Deserialize, Serialize};
 
-use crate::block::{self, Block, MIN_BUDGET};
+use crate::block::{Block, MIN_BUDGET};
 use crate::error::{Error, Result, check_name, check_no_control};
 use crate::index::IndexVersion;
 use crate::rank::scorer::{Cancel, Query};
 use crate::rank::{Ranker, Scratch, shortlist};
+use crate::rules::{self, Rules};
 use crate::time::WallTime;
 
 /// What an agent asks memory for before it generates.
@@ -34,6 +35,9 @@ pub struct Request {
     /// The retrieval arm.
     #[serde(default)]
     pub ranker: Ranker,
+    /// Identity and abstention rules applied to the shortlist.
+    #[serde(default)]
+    pub rules: Rules,
 }
 
 fn default_k() -> usize {
@@ -57,6 +61,7 @@ impl Request {
             budget: default_budget(),
             shortlist: default_shortlist(),
             ranker: Ranker::pfm(),
+            rules: Rules::NONE,
         }
     }
 
@@ -87,7 +92,14 @@ impl Request {
         self
     }
 
-    /// Checks the request: `k >= 1`, a budget that holds a line, clean text.
+    /// Sets the identity and abstention rules.
+    pub fn with_rules(mut self, rules: Rules) -> Self {
+        self.rules = rules;
+        self
+    }
+
+    /// Checks the request: `k >= 1`, a budget that holds a line, clean
+    /// text, rule thresholds in range.
     pub fn validate(&self) -> Result<()> {
         if self.k == 0 {
             return Err(Error::ZeroK);
@@ -105,7 +117,7 @@ impl Request {
         for p in &self.participants {
             check_name("participant", p)?;
         }
-        Ok(())
+        self.rules.validate()
     }
 }
 
@@ -143,7 +155,14 @@ pub fn retrieve_cancellable(
     if cancel.is_some_and(Cancel::is_cancelled) {
         return Err(Error::Cancelled);
     }
-    Ok(block::select(&list, request.k, request.budget))
+    Ok(rules::select(
+        version,
+        &query,
+        &request.rules,
+        list,
+        request.k,
+        request.budget,
+    ))
 }
 
 thread_local! {

@@ -95,6 +95,7 @@ mod tests {
                     line: (*l).to_owned(),
                 })
                 .collect(),
+            abstained: false,
         }
     }
 

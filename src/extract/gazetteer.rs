@@ -215,38 +215,13 @@ impl Gazetteer {
     /// is among `participants` (canonical names); otherwise it is ambiguous and
     /// yields nothing.
     pub fn mentions(&self, tokens: &[&str], participants: &[Arc<str>]) -> Vec<Mention> {
-        let mut out = Vec::new();
+        let mut out = self.full_mentions(tokens);
         let mut covered = vec![false; tokens.len()];
-        let mut i = 0;
-        while i < tokens.len() {
-            let mut best: Option<(usize, &Arc<str>)> = None;
-            for name in self.with_token(tokens[i]) {
-                let mut parts = text::tokens(name);
-                if parts.next() != Some(tokens[i]) {
-                    continue;
-                }
-                let len = 1 + parts.clone().count();
-                let matches = tokens.len() >= i + len
-                    && parts.zip(&tokens[i + 1..i + len]).all(|(a, b)| a == *b);
-                if matches && best.is_none_or(|(l, _)| len > l) {
-                    best = Some((len, name));
-                }
-            }
-            if let Some((len, name)) = best {
-                covered[i..i + len].iter_mut().for_each(|c| *c = true);
-                out.push(Mention {
-                    entity: name.clone(),
-                    kind: self.kind(name).unwrap_or(EntityKind::Other),
-                    start: i,
-                    end: i + len,
-                });
-                i += len;
-            } else {
-                i += 1;
-            }
+        for m in &out {
+            covered[m.start..m.end].iter_mut().for_each(|c| *c = true);
         }
         for (i, tok) in tokens.iter().enumerate() {
-            if covered[i] || text::is_stop_word(tok) || !tok.chars().all(char::is_alphabetic) {
+            if covered[i] || !is_name_token(tok) {
                 continue;
             }
             let people: Vec<&Arc<str>> = self
@@ -275,6 +250,46 @@ impl Gazetteer {
         out.sort_by_key(|m| m.start);
         out
     }
+
+    /// The full names in a normalized token sequence: longest at each
+    /// position, left to right, without overlap.
+    pub fn full_mentions(&self, tokens: &[&str]) -> Vec<Mention> {
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < tokens.len() {
+            let mut best: Option<(usize, &Arc<str>)> = None;
+            for name in self.with_token(tokens[i]) {
+                let mut parts = text::tokens(name);
+                if parts.next() != Some(tokens[i]) {
+                    continue;
+                }
+                let len = 1 + parts.clone().count();
+                let matches = tokens.len() >= i + len
+                    && parts.zip(&tokens[i + 1..i + len]).all(|(a, b)| a == *b);
+                if matches && best.is_none_or(|(l, _)| len > l) {
+                    best = Some((len, name));
+                }
+            }
+            if let Some((len, name)) = best {
+                out.push(Mention {
+                    entity: name.clone(),
+                    kind: self.kind(name).unwrap_or(EntityKind::Other),
+                    start: i,
+                    end: i + len,
+                });
+                i += len;
+            } else {
+                i += 1;
+            }
+        }
+        out
+    }
+}
+
+/// Whether a normalized token can be (part of) a name mention: alphabetic
+/// and not a stop word.
+pub fn is_name_token(tok: &str) -> bool {
+    !text::is_stop_word(tok) && tok.chars().all(char::is_alphabetic)
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ pub fn day(d: i64) -> WallTime {
 }
 
 /// A message in the conversation with Alex Rivera on day `d`.
+#[allow(dead_code)] // not every test binary uses every fixture
 pub fn alex(text: &str, d: i64) -> Observation {
     Observation::new(text, day(d)).with_participants(["Alex Rivera"])
 }

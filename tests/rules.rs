@@ -1,0 +1,224 @@
+//! Identity resolution and abstention (paper Section 5, Appendix D) through
+//! the public API, on a hand-built store of three people, two of whom share
+//! a first name.
+
+use pfm::config::{Config, MergeMode};
+use pfm::extract::EntityKind;
+use pfm::rules::identity::{TEMPERATURE, W_GRAPH, W_MEMBER, W_RECENCY};
+use pfm::rules::{Abstain, Identity, Resolution, Rules};
+use pfm::{Memory, Observation, Request};
+
+mod common;
+
+use common::day;
+
+/// Alex Rivera (standup, told on day 1), Alex Chen (standup, told on day 5)
+/// and Sam Okafor, who discussed the budget with Alex Chen on day 3 — the
+/// only graph edge between a participant and either Alex.
+fn store() -> Memory {
+    let mut m = Memory::new(Config {
+        merge: MergeMode::Inline,
+        ..Config::default()
+    })
+    .unwrap();
+    for p in ["Alex Rivera", "Alex Chen", "Sam Okafor"] {
+        m.register_entity(p, EntityKind::Person).unwrap();
+    }
+    for (text, who, d) in [
+        (
+            "The standup with Alex Rivera is moved to 9:30am.",
+            "Alex Rivera",
+            1,
+        ),
+        (
+            "Alex Chen and Sam Okafor went over the budget.",
+            "Sam Okafor",
+            3,
+        ),
+        (
+            "The standup with Alex Chen is moved to 11am.",
+            "Alex Chen",
+            5,
+        ),
+    ] {
+        m.observe(Observation::new(text, day(d)).with_participants([who]))
+            .unwrap();
+    }
+    m
+}
+
+fn ask(m: &Memory, context: &str, who: &str, rules: Rules) -> pfm::Block {
+    m.retrieve(
+        &Request::new(context, day(6))
+            .with_participants([who])
+            .with_rules(rules),
+    )
+    .unwrap()
+}
+
+fn rules(identity: Identity, abstain: Abstain) -> Rules {
+    Rules { identity, abstain }
+}
+
+#[test]
+fn posterior_follows_eq_2_on_three_people() {
+    let m = store();
+    let v = m.version();
+    let r = Resolution::of(
+        &v,
+        "the standup with Alex is at",
+        &["Sam Okafor".into()],
+        day(6),
+    );
+    assert_eq!(r.ambiguous.len(), 1, "{r:?}");
+    let a = &r.ambiguous[0];
+    assert_eq!(a.token, "alex");
+    // Sam is neither Alex; Sam's only neighbour is Alex Chen (association 1);
+    // recency: Chen's latest fact is 1 day old, Rivera's 5 days (T_rec 30).
+    let rec = |days: f64| W_RECENCY * (-days / 30.0).exp2();
+    let psi_chen = W_GRAPH + rec(1.0);
+    let psi_rivera = rec(5.0);
+    let pi_chen = 1.0 / (1.0 + ((psi_rivera - psi_chen) / TEMPERATURE).exp());
+    let names: Vec<&str> = a.outcomes.iter().map(|o| &*o.names[0]).collect();
+    assert_eq!(names, ["alex chen", "alex rivera"]);
+    assert!((a.outcomes[0].psi - psi_chen).abs() < 1e-9, "{a:?}");
+    assert!((a.outcomes[1].psi - psi_rivera).abs() < 1e-9, "{a:?}");
+    assert!((a.outcomes[0].posterior - pi_chen).abs() < 1e-9);
+    assert!((r.posterior("alex chen") - pi_chen).abs() < 1e-9);
+    assert_eq!(r.posterior("sam okafor"), 0.0, "not mentioned");
+
+    // Talking to Alex Rivera, membership outweighs Chen's recency.
+    let r = Resolution::of(
+        &v,
+        "the standup with Alex is at",
+        &["Alex Rivera".into()],
+        day(6),
+    );
+    let a = &r.ambiguous[0];
+    assert_eq!(&*a.outcomes[0].names[0], "alex rivera");
+    let expected = W_MEMBER + rec(5.0);
+    assert!((a.outcomes[0].psi - expected).abs() < 1e-9, "{a:?}");
+
+    // A full name is not ambiguous; a request naming no one resolves nobody.
+    let r = Resolution::of(&v, "the standup with Alex Chen is at", &[], day(6));
+    assert!(r.ambiguous.is_empty());
+    assert_eq!(r.posterior("alex chen"), 1.0);
+    assert_eq!(r.posterior("alex rivera"), 0.0);
+    let r = Resolution::of(&v, "what about the budget", &[], day(6));
+    assert!(!r.mentions_anyone());
+    assert_eq!(r.posterior("alex rivera"), 1.0);
+}
+
+#[test]
+fn identity_rules_choose_whose_facts_are_seen() {
+    let m = store();
+    let q = "the standup with Alex is at";
+    let none = ask(&m, q, "Alex Rivera", Rules::NONE).text;
+    assert!(none.contains("9:30am") && none.contains("11am"), "{none}");
+
+    let posterior = rules(Identity::Posterior, Abstain::None);
+    let b = ask(&m, q, "Alex Rivera", posterior).text;
+    assert!(b.contains("9:30am") && !b.contains("11am"), "{b}");
+    // From Sam, the graph and recency favour Alex Chen; the budget fact names
+    // Chen too, so it stays, and it names no rival.
+    let b = ask(&m, q, "Sam Okafor", posterior).text;
+    assert!(b.contains("11am") && !b.contains("9:30am"), "{b}");
+
+    // The hard filter keeps only what the interlocutor said: asking Sam
+    // about Alex's standup finds nothing, which is its recall cost.
+    let filter = rules(Identity::ParticipantFilter, Abstain::None);
+    let b = ask(&m, q, "Alex Chen", filter).text;
+    assert!(b.contains("11am") && !b.contains("9:30am"), "{b}");
+    assert!(!ask(&m, q, "Sam Okafor", filter).text.contains("standup"));
+
+    let all = m
+        .retrieve(&Request::new(q, day(6)).with_participants(["Alex Rivera"]))
+        .unwrap();
+    let top = all.lines[0].score;
+    let cut = ask(
+        &m,
+        q,
+        "Alex Rivera",
+        rules(Identity::Cutoff(0.999), Abstain::None),
+    );
+    assert!(cut.lines.iter().all(|l| l.score >= 0.999 * top));
+    assert!(cut.lines.len() < all.lines.len());
+}
+
+#[test]
+fn slot_gate_abstains_exactly_when_no_fact_states_the_slot_for_the_entity() {
+    let m = store();
+    let gate = |tau| rules(Identity::Posterior, Abstain::Slot(tau));
+    // Answerable: the time of Alex Rivera's standup.
+    let b = ask(&m, "the standup with Alex is at", "Alex Rivera", gate(0.5));
+    assert!(!b.abstained && b.text.contains("9:30am"), "{b:?}");
+    // Unanswerable: nobody has stated a room for a standup.
+    let b = ask(&m, "the standup with Alex is in", "Alex Rivera", gate(0.5));
+    assert!(
+        b.abstained && b.text.is_empty() && b.lines.is_empty(),
+        "{b:?}"
+    );
+    // Sam asks: π(Chen) ≈ 0.89, so a stricter τ rejects the correct fact.
+    let b = ask(&m, "the standup with Alex is at", "Sam Okafor", gate(0.5));
+    assert!(!b.abstained && b.text.contains("11am"));
+    let b = ask(&m, "the standup with Alex is at", "Sam Okafor", gate(0.95));
+    assert!(b.abstained);
+    // Ungated, the unanswerable request is filled with someone's time.
+    let b = ask(
+        &m,
+        "the standup with Alex is in",
+        "Alex Rivera",
+        Rules::NONE,
+    );
+    assert!(!b.abstained && b.text.contains("9:30am"));
+}
+
+#[test]
+fn margin_gate_needs_a_clear_winner_sharing_the_request_terms() {
+    let m = store();
+    let margin = |tau| rules(Identity::None, Abstain::Margin(tau));
+    // Answerable, and the top fact (Rivera's standup: standup, alex, rivera)
+    // is far ahead of the budget fact that shares only "alex".
+    let q = "the standup with Alex Rivera is at";
+    let plain = ask(&m, q, "Alex Rivera", Rules::NONE);
+    let mean = plain.lines.iter().map(|l| l.score).sum::<f32>() / plain.lines.len() as f32;
+    let ratio = plain.lines[0].score / mean;
+    assert!(ratio > 1.0, "{plain:?}");
+    let b = ask(&m, q, "Alex Rivera", margin(ratio * 0.99));
+    assert!(!b.abstained && b.text.contains("9:30am"), "{b:?}");
+    let b = ask(&m, q, "Alex Rivera", margin(ratio * 1.01));
+    assert!(b.abstained, "a margin above the top's lead abstains");
+    // Unanswerable, the top fact shares one of four content terms (alex).
+    let b = ask(
+        &m,
+        "the dentist appointment with Alex is on monday",
+        "Alex Rivera",
+        margin(0.0),
+    );
+    assert!(b.abstained, "{b:?}");
+    // Nothing retrieved at all abstains as well.
+    let b = ask(&m, "the printer toner", "Alex Rivera", margin(0.0));
+    assert!(b.abstained);
+}
+
+#[test]
+fn rules_round_trip_through_json_and_bad_thresholds_are_errors() {
+    let r: Rules =
+        serde_json::from_str(r#"{"identity":"posterior","abstain":{"slot":0.5}}"#).unwrap();
+    assert_eq!(r, rules(Identity::Posterior, Abstain::Slot(0.5)));
+    let r: Rules = serde_json::from_str(r#"{"identity":{"cutoff":0.7}}"#).unwrap();
+    assert_eq!(r, rules(Identity::Cutoff(0.7), Abstain::None));
+    assert_eq!(serde_json::from_str::<Rules>("{}").unwrap(), Rules::NONE);
+    assert!(serde_json::from_str::<Rules>(r#"{"identity":"oracle"}"#).is_err());
+    assert!(serde_json::from_str::<Rules>(r#"{"abstain":"slot","x":1}"#).is_err());
+    let m = store();
+    for bad in [
+        rules(Identity::Cutoff(0.0), Abstain::None),
+        rules(Identity::Cutoff(1.5), Abstain::None),
+        rules(Identity::None, Abstain::Slot(1.1)),
+        rules(Identity::None, Abstain::Margin(f32::NAN)),
+    ] {
+        let req = Request::new("the standup with Alex is at", day(6)).with_rules(bad);
+        assert!(m.retrieve(&req).is_err(), "{bad:?}");
+    }
+}
