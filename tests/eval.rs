@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use pfm::eval::arms::{self, StoreKind};
 use pfm::eval::generator::{CHAINS, Instance, Subject};
-use pfm::eval::{EvalOptions, noise, report};
+use pfm::eval::{EvalOptions, noise, report, slices};
 use pfm::fact::name_key;
 use pfm::text;
 
@@ -191,6 +191,7 @@ fn keyed_store_never_exposes_a_stale_value() {
         seeds: vec![7],
         arms: vec!["pfm".into(), "pfm_keyless".into()],
         key_noise: false,
+        studies: false,
         bootstrap_reps: 200,
         progress: false,
         ..EvalOptions::default()
@@ -213,19 +214,26 @@ fn keyed_store_never_exposes_a_stale_value() {
 /// main-benchmark query (all five seeds, standard and paraphrased templates).
 #[test]
 fn slot_detector_agrees_with_the_generator() {
-    let mut checked = 0;
+    // Every query template of the main benchmark and of the slices; an
+    // unanswerable hard-slice request asks for a room.
+    let mut checked = [0; 3];
     for seed in pfm::eval::SEEDS {
-        let instance = Instance::generate(seed);
-        for q in &instance.queries {
-            let detected = pfm::rules::requested_slot(&q.context).map(|s| s.name);
-            assert_eq!(
-                detected,
-                Some(instance.chains[q.chain].slot),
-                "{:?}",
-                q.context
-            );
-            checked += 1;
+        let sets = [
+            Instance::generate(seed),
+            slices::hard_identity(seed),
+            slices::multi_valued(seed),
+        ];
+        for (set, instance) in sets.iter().enumerate() {
+            for q in &instance.queries {
+                let detected = pfm::rules::requested_slot(&q.context).map(|s| s.name);
+                let expected = match q.labels.current {
+                    Some(_) => instance.chains[q.chain].slot,
+                    None => "room",
+                };
+                assert_eq!(detected, Some(expected), "{:?}", q.context);
+                checked[set] += 1;
+            }
         }
     }
-    assert_eq!(checked, 1_200);
+    assert_eq!(checked, [1_200, 180, 240]);
 }

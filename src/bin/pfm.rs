@@ -86,7 +86,8 @@ enum Command {
     },
     /// The controlled revision benchmark (paper Sections 6-7.2, Appendices B
     /// and J): generates the instances, builds keyed and keyless stores,
-    /// runs every arm, and writes Tables 1, 2, 6, 12, 14, 15 and 16 with the
+    /// runs every arm and the identity, abstention, ablation and slice
+    /// studies, and writes Tables 1, 2, 3, 6, 12, 13, 14, 15, 16 and 22 with the
     /// paper's value beside ours. The full protocol (the defaults)
     /// regenerates eval/RESULTS.md; every run writes a folder under --out.
     Eval {
@@ -108,6 +109,10 @@ enum Command {
         /// Skip the key-noise grid (Table 16).
         #[arg(long)]
         no_key_noise: bool,
+        /// Skip the identity, abstention, ablation and slice studies
+        /// (Tables 3, 13 and 22).
+        #[arg(long)]
+        no_studies: bool,
         /// Folder that receives a run folder (tables, summary.json,
         /// per-request JSONL logs).
         #[arg(long, default_value = "eval/results")]
@@ -185,6 +190,7 @@ fn main() -> Result<()> {
             budgets,
             people,
             no_key_noise,
+            no_studies,
             out,
             results,
             accounting,
@@ -196,6 +202,7 @@ fn main() -> Result<()> {
                 budgets,
                 people,
                 key_noise: !no_key_noise,
+                studies: !no_studies,
                 ..EvalOptions::default()
             };
             if accounting {

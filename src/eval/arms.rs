@@ -131,10 +131,18 @@ pub fn build(instance: &Instance, kind: StoreKind, keys: Option<&[Filed]>) -> Re
     let config = Config {
         use_keys: kind == StoreKind::Keyed,
         history_index: kind == StoreKind::Keyed,
-        merge: MergeMode::Inline,
         ..Config::default()
     };
-    let mut memory = Memory::new(config)?;
+    build_with(instance, config, keys)
+}
+
+/// [`build`] with an explicit store configuration (merges always inline,
+/// so the segment layout is deterministic).
+pub fn build_with(instance: &Instance, config: Config, keys: Option<&[Filed]>) -> Result<Built> {
+    let mut memory = Memory::new(Config {
+        merge: MergeMode::Inline,
+        ..config
+    })?;
     for p in &instance.people {
         memory.register_entity(&p.full, EntityKind::Person)?;
     }

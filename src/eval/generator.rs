@@ -228,7 +228,7 @@ fn is_person_slot(slot: &str) -> bool {
 }
 
 /// Whether the slot's noun is a meeting (shared by time and room).
-fn is_meeting_slot(slot: &str) -> bool {
+pub(super) fn is_meeting_slot(slot: &str) -> bool {
     matches!(slot, "meeting_time" | "room")
 }
 
@@ -262,62 +262,55 @@ impl Instance {
         for chain in &mut chains {
             fill_chain(chain, &people, sole_meeting[chain.id], &mut used, &mut rng);
             let t = templates::templates(chain.slot);
-            let (entity, _) = names(chain.subject, &people, &projects);
-            let mut ages: Vec<f64> = (0..chain.values.len() + usize::from(chain.cancelled))
-                .map(|_| rng.random_range(AGE_DAYS.0..AGE_DAYS.1))
-                .collect();
-            ages.sort_by(|a, b| b.total_cmp(a));
-            for (i, age) in ages.iter().enumerate() {
-                let template = match chain.values.get(i) {
+            let ages = ages(chain.values.len() + usize::from(chain.cancelled), &mut rng);
+            let picks: Vec<&'static str> = (0..ages.len())
+                .map(|i| match chain.values.get(i) {
                     None => t.cancel.expect("only meeting chains are cancelled"),
                     Some(_) if chain.verbatim => t.messages[0],
                     Some(_) => t.messages[rng.random_range(0..3usize)],
-                };
-                let text = templates::fill(
-                    template,
-                    Fill {
-                        entity,
-                        short: entity,
-                        noun: chain.noun,
-                        value: chain.values.get(i).map_or("", String::as_str),
-                    },
-                );
-                dated.push(Message {
-                    text,
-                    participants: vec![chain.participant.clone()],
-                    at: days_before(query_time, *age),
-                    chain: Some(chain.id),
-                });
-            }
+                })
+                .collect();
+            let (entity, _) = names(chain.subject, &people, &projects);
+            dated.extend(chain_messages(chain, entity, &picks, &ages, query_time));
         }
-        for _ in 0..FILLERS {
-            let (text, bot) = templates::filler(&mut rng);
-            let age = rng.random_range(AGE_DAYS.0..AGE_DAYS.1);
-            dated.push(Message {
-                text,
-                participants: vec![bot.to_owned()],
-                at: days_before(query_time, age),
-                chain: None,
-            });
-        }
-        for _ in 0..CHIT_CHAT {
-            let p = &people[rng.random_range(0..people.len())];
-            let age = rng.random_range(AGE_DAYS.0..AGE_DAYS.1);
-            dated.push(Message {
-                text: templates::chit_chat(&p.first, &mut rng),
-                participants: vec![p.full.clone()],
-                at: days_before(query_time, age),
-                chain: None,
-            });
-        }
-        // Arrival order is time order (ties keep generation order).
+        dated.extend(background(
+            FILLERS, CHIT_CHAT, &people, query_time, &mut rng,
+        ));
+        Instance::assemble(
+            seed, people, projects, chains, dated, query_time, &mut rng, true,
+        )
+    }
+
+    /// Puts `dated` into arrival order (time order, ties keep generation
+    /// order), records each chain's message indices and writes the queries:
+    /// with `paraphrases`, [`TWO_QUERY_CHAINS`] random chains also get a
+    /// paraphrased query.
+    #[allow(clippy::too_many_arguments)] // the parts of an instance
+    pub(super) fn assemble(
+        seed: u64,
+        people: Vec<Person>,
+        projects: Vec<String>,
+        mut chains: Vec<Chain>,
+        mut dated: Vec<Message>,
+        query_time: WallTime,
+        rng: &mut Xoshiro256PlusPlus,
+        paraphrases: bool,
+    ) -> Instance {
         dated.sort_by_key(|m| m.at);
         for (i, m) in dated.iter().enumerate() {
             if let Some(c) = m.chain {
                 chains[c].messages.push(i);
             }
         }
-        let queries = queries(&chains, &people, &projects, &mut rng);
+        let mut two = vec![false; chains.len()];
+        if paraphrases {
+            let mut order: Vec<usize> = (0..chains.len()).collect();
+            order.shuffle(rng);
+            for &c in order.iter().take(TWO_QUERY_CHAINS) {
+                two[c] = true;
+            }
+        }
+        let queries = queries(&chains, &people, &projects, &two);
         Instance {
             seed,
             people,
@@ -358,20 +351,141 @@ impl Instance {
 /// The twelve paired people, then people with unique first names, `n` in
 /// all, with distinct surnames.
 fn pool(n: usize, rng: &mut Xoshiro256PlusPlus) -> Vec<Person> {
+    let firsts: Vec<&str> = templates::PAIRED_FIRST
+        .iter()
+        .flat_map(|f| [*f, *f])
+        .chain(templates::UNIQUE_FIRST.iter().copied())
+        .take(n.clamp(2 * templates::PAIRED_FIRST.len(), MAX_PEOPLE))
+        .collect();
+    people_named(&firsts, rng)
+}
+
+/// People with these first names (at most [`MAX_PEOPLE`]) and distinct
+/// random surnames.
+pub(super) fn people_named(firsts: &[&str], rng: &mut Xoshiro256PlusPlus) -> Vec<Person> {
     let mut surnames = templates::SURNAMES.to_vec();
     surnames.shuffle(rng);
-    let firsts = templates::PAIRED_FIRST
-        .iter()
-        .flat_map(|f| [f, f])
-        .chain(templates::UNIQUE_FIRST.iter());
     firsts
-        .take(n.clamp(2 * templates::PAIRED_FIRST.len(), MAX_PEOPLE))
+        .iter()
         .zip(surnames)
         .map(|(first, last)| Person {
             first: (*first).to_owned(),
             full: format!("{first} {last}"),
         })
         .collect()
+}
+
+/// `n` message ages in days before the query time, oldest first.
+pub(super) fn ages(n: usize, rng: &mut Xoshiro256PlusPlus) -> Vec<f64> {
+    let mut ages: Vec<f64> = (0..n)
+        .map(|_| rng.random_range(AGE_DAYS.0..AGE_DAYS.1))
+        .collect();
+    ages.sort_by(|a, b| b.total_cmp(a));
+    ages
+}
+
+/// A chain's messages: message `i` fills template `picks[i]` with value `i`
+/// (none for a cancellation), `ages[i]` days before `query_time`, told by
+/// the chain's participant.
+pub(super) fn chain_messages(
+    chain: &Chain,
+    entity: &str,
+    picks: &[&str],
+    ages: &[f64],
+    query_time: WallTime,
+) -> Vec<Message> {
+    picks
+        .iter()
+        .zip(ages)
+        .enumerate()
+        .map(|(i, (template, age))| Message {
+            text: templates::fill(
+                template,
+                Fill {
+                    entity,
+                    short: entity,
+                    noun: chain.noun,
+                    value: chain.values.get(i).map_or("", String::as_str),
+                },
+            ),
+            participants: vec![chain.participant.clone()],
+            at: days_before(query_time, *age),
+            chain: Some(chain.id),
+        })
+        .collect()
+}
+
+/// `fillers` bot messages and `chit_chat` messages to random people.
+pub(super) fn background(
+    fillers: usize,
+    chit_chat: usize,
+    people: &[Person],
+    query_time: WallTime,
+    rng: &mut Xoshiro256PlusPlus,
+) -> Vec<Message> {
+    let mut out = Vec::with_capacity(fillers + chit_chat);
+    for _ in 0..fillers {
+        let (text, bot) = templates::filler(rng);
+        let age = rng.random_range(AGE_DAYS.0..AGE_DAYS.1);
+        out.push(Message {
+            text,
+            participants: vec![bot.to_owned()],
+            at: days_before(query_time, age),
+            chain: None,
+        });
+    }
+    for _ in 0..chit_chat {
+        let p = &people[rng.random_range(0..people.len())];
+        let age = rng.random_range(AGE_DAYS.0..AGE_DAYS.1);
+        out.push(Message {
+            text: templates::chit_chat(&p.first, rng),
+            participants: vec![p.full.clone()],
+            at: days_before(query_time, age),
+            chain: None,
+        });
+    }
+    out
+}
+
+/// A chain with nothing drawn yet.
+pub(super) fn empty_chain(id: usize, slot: &'static str, subject: Subject) -> Chain {
+    Chain {
+        id,
+        slot,
+        subject,
+        noun: "",
+        participant: String::new(),
+        values: Vec::new(),
+        cancelled: false,
+        verbatim: false,
+        messages: Vec::new(),
+    }
+}
+
+/// A revision count drawn from [`REVISION_WEIGHTS`].
+pub(super) fn revisions(rng: &mut Xoshiro256PlusPlus) -> usize {
+    let total: u32 = REVISION_WEIGHTS.iter().sum();
+    let mut draw = rng.random_range(0..total);
+    let mut revisions = 0;
+    while draw >= REVISION_WEIGHTS[revisions] {
+        draw -= REVISION_WEIGHTS[revisions];
+        revisions += 1;
+    }
+    revisions
+}
+
+/// Draws a new value of `slot` whose normalized form is not in `used`.
+pub(super) fn unique_value(
+    slot: &str,
+    used: &mut std::collections::HashSet<String>,
+    rng: &mut Xoshiro256PlusPlus,
+) -> String {
+    loop {
+        let v = templates::value(slot, rng);
+        if used.insert(text::normalize(&v)) {
+            return v;
+        }
+    }
 }
 
 /// Chains 0–11 on the pairs (pair `j` on person slot `j mod 3`), then unused
@@ -384,17 +498,7 @@ fn assign_chains(people: &[Person], projects: usize, rng: &mut Xoshiro256PlusPlu
         .collect();
     let mut out = Vec::with_capacity(CHAINS);
     let push = |subject: Subject, slot: &'static str, out: &mut Vec<Chain>| {
-        out.push(Chain {
-            id: out.len(),
-            slot,
-            subject,
-            noun: "",
-            participant: String::new(),
-            values: Vec::new(),
-            cancelled: false,
-            verbatim: false,
-            messages: Vec::new(),
-        });
+        out.push(empty_chain(out.len(), slot, subject));
     };
     for pair in 0..templates::PAIRED_FIRST.len() {
         let slot = person_slots[pair % person_slots.len()];
@@ -436,13 +540,7 @@ fn fill_chain(
     used: &mut std::collections::HashSet<String>,
     rng: &mut Xoshiro256PlusPlus,
 ) {
-    let total: u32 = REVISION_WEIGHTS.iter().sum();
-    let mut draw = rng.random_range(0..total);
-    let mut revisions = 0;
-    while draw >= REVISION_WEIGHTS[revisions] {
-        draw -= REVISION_WEIGHTS[revisions];
-        revisions += 1;
-    }
+    let revisions = revisions(rng);
     chain.noun = if is_meeting_slot(chain.slot) {
         MEETING_NOUNS[rng.random_range(0..MEETING_NOUNS.len())]
     } else {
@@ -458,15 +556,16 @@ fn fill_chain(
     chain.verbatim = chain.id % 10 == 7 && revisions > 0;
     let stated = revisions + 1 - usize::from(chain.cancelled);
     while chain.values.len() < stated {
-        let v = templates::value(chain.slot, rng);
-        if used.insert(text::normalize(&v)) {
-            chain.values.push(v);
-        }
+        chain.values.push(unique_value(chain.slot, used, rng));
     }
 }
 
 /// Other chains on the same slot whose person shares this chain's first name.
-fn competitors<'a>(chain: &Chain, chains: &'a [Chain], people: &[Person]) -> Vec<&'a Chain> {
+pub(super) fn competitors<'a>(
+    chain: &Chain,
+    chains: &'a [Chain],
+    people: &[Person],
+) -> Vec<&'a Chain> {
     let Subject::Person(p) = chain.subject else {
         return Vec::new();
     };
@@ -478,7 +577,7 @@ fn competitors<'a>(chain: &Chain, chains: &'a [Chain], people: &[Person]) -> Vec
 }
 
 /// The normalized tokens of a value.
-fn label(value: &str) -> Vec<String> {
+pub(super) fn label(value: &str) -> Vec<String> {
     text::normalized_tokens(value)
 }
 
@@ -493,19 +592,9 @@ fn current_label(chain: &Chain, people: &[Person], projects: &[String]) -> Vec<S
     }
 }
 
-/// Queries and their labels; 80 random chains get a paraphrased second query.
-fn queries(
-    chains: &[Chain],
-    people: &[Person],
-    projects: &[String],
-    rng: &mut Xoshiro256PlusPlus,
-) -> Vec<Query> {
-    let mut order: Vec<usize> = (0..chains.len()).collect();
-    order.shuffle(rng);
-    let mut two = vec![false; chains.len()];
-    for &c in order.iter().take(TWO_QUERY_CHAINS) {
-        two[c] = true;
-    }
+/// Queries and their labels: the standard query of every chain, and a
+/// paraphrased one for the chains marked in `two`.
+fn queries(chains: &[Chain], people: &[Person], projects: &[String], two: &[bool]) -> Vec<Query> {
     let mut out = Vec::new();
     for chain in chains {
         let (entity, short) = names(chain.subject, people, projects);
@@ -548,13 +637,17 @@ fn queries(
 }
 
 /// How messages and queries name a chain's subject: (full, short).
-fn names<'a>(subject: Subject, people: &'a [Person], projects: &'a [String]) -> (&'a str, &'a str) {
+pub(super) fn names<'a>(
+    subject: Subject,
+    people: &'a [Person],
+    projects: &'a [String],
+) -> (&'a str, &'a str) {
     match subject {
         Subject::Person(p) => (&people[p].full, &people[p].first),
         Subject::Project(p) => (&projects[p], &projects[p]),
     }
 }
 
-fn days_before(t: WallTime, days: f64) -> WallTime {
+pub(super) fn days_before(t: WallTime, days: f64) -> WallTime {
     WallTime::from_millis(t.millis() - (days * 86_400_000.0) as i64)
 }

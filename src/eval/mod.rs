@@ -6,6 +6,8 @@
 //! - [`judge`]: Eq. (1) over one block, by token-boundary containment;
 //! - [`stats`]: two-level bootstrap, Wilson, permutation test, TOST;
 //! - [`noise`]: the key-noise grid of Table 16;
+//! - [`slices`]: the benchmark slices of Appendix N;
+//! - [`studies`]: identity, abstention, ablation and slices (Tables 3, 13, 22);
 //! - [`report`]: summaries, `eval/RESULTS.md` (the paper's value beside
 //!   ours in every cell), markdown tables, JSONL logs and `--json`;
 //! - [`paper`]: the paper's published values.
@@ -20,7 +22,9 @@ pub mod judge;
 pub mod noise;
 pub mod paper;
 pub mod report;
+pub mod slices;
 pub mod stats;
+pub mod studies;
 pub mod templates;
 
 use std::sync::Arc;
@@ -60,6 +64,9 @@ pub struct EvalOptions {
     pub people: usize,
     /// Run the key-noise grid (needs the `pfm` arm).
     pub key_noise: bool,
+    /// Run the identity, abstention, ablation and slice studies (Tables 3,
+    /// 13, 22).
+    pub studies: bool,
     /// Bootstrap replicates per interval.
     pub bootstrap_reps: usize,
     /// Show a progress bar on stderr.
@@ -74,6 +81,7 @@ impl Default for EvalOptions {
             budgets: BUDGETS.to_vec(),
             people: generator::DEFAULT_PEOPLE,
             key_noise: true,
+            studies: true,
             bootstrap_reps: BOOTSTRAP_REPS,
             progress: true,
         }
@@ -90,6 +98,7 @@ impl EvalOptions {
             && self.budgets == d.budgets
             && self.people == d.people
             && self.key_noise
+            && self.studies
             && self.bootstrap_reps == d.bootstrap_reps
     }
 }
@@ -149,6 +158,8 @@ pub struct Evaluation {
     pub records: Vec<Record>,
     /// The key-noise grid's requests.
     pub noise: Vec<NoiseRecord>,
+    /// The studies' requests, by scenario (empty when not run).
+    pub studies: studies::Judgements,
     /// Wall time of the run.
     pub elapsed: Duration,
 }
@@ -190,7 +201,8 @@ pub fn run(options: &EvalOptions) -> Result<Evaluation> {
         0
     };
     let queries: usize = instances.iter().map(|i| i.queries.len()).sum();
-    let steps = queries * (arms.len() * options.budgets.len() + noise_cells);
+    let steps = queries * (arms.len() * options.budgets.len() + noise_cells)
+        + if options.studies { instances.len() } else { 0 };
     let bar = progress_bar(options.progress, steps as u64);
 
     let mut records = Vec::new();
@@ -267,12 +279,19 @@ pub fn run(options: &EvalOptions) -> Result<Evaluation> {
             noise.extend(r?);
         }
     }
+    let studies = if options.studies {
+        bar.set_message("identity, abstention, ablation and slice studies");
+        studies::run(&options.seeds, options.people, &bar)?
+    } else {
+        studies::Judgements::new()
+    };
     bar.finish_and_clear();
     Ok(Evaluation {
         options: options.clone(),
         accounting: instances.iter().map(Instance::accounting).collect(),
         records,
         noise,
+        studies,
         elapsed: started.elapsed(),
     })
 }

@@ -1,5 +1,6 @@
 //! The PFM paper's published values for the tables `pfm eval` reproduces,
-//! transcribed from `../shared/papers/000_…` (Tables 1, 2, 6, 12, 14, 15, 16)
+//! transcribed from `../shared/papers/000_…` (Tables 1, 2, 3, 6, 12, 13, 14, 15,
+//! 16, 22 and Appendix D's threshold sweeps)
 //! so `eval/RESULTS.md` can put them beside ours.
 
 /// A value with its 95% interval.
@@ -271,3 +272,216 @@ pub const TABLE6: [[usize; 14]; 5] = [
 ];
 /// The seeds of Table 15's columns.
 pub const SEED_COLUMNS: [u64; 5] = [7, 11, 13, 17, 19];
+
+/// Table 3, by the rule names of `studies::rule_rows`: main-benchmark
+/// wrong-person, clean and abstained; third-party recall; hard-slice clean
+/// (120 answerable) and abstained (60 unanswerable).
+pub const TABLE3: [(&str, [f64; 6]); 6] = [
+    ("none", [0.121, 0.877, 0.000, 0.985, 0.000, 0.000]),
+    ("cutoff@0.7", [0.008, 0.983, 0.000, 0.975, 0.908, 0.000]),
+    (
+        "participant filter",
+        [0.000, 0.998, 0.000, 0.020, 1.000, 0.000],
+    ),
+    ("posterior", [0.032, 0.967, 0.000, 0.985, 1.000, 0.000]),
+    (
+        "posterior + slot gate",
+        [0.032, 0.967, 0.002, 0.985, 1.000, 1.000],
+    ),
+    ("margin gate", [0.097, 0.743, 0.158, 0.815, 0.000, 0.000]),
+];
+
+/// Section 7.3: the paired clean-retrieval difference, posterior − none,
+/// with its interval.
+pub const POSTERIOR_GAIN: (f64, (f64, f64)) = (0.089, (0.071, 0.110));
+
+/// Table 13, by the row names of `studies::tables`: clean, Δ, current,
+/// stale, wrong, ambiguous clean, ambiguous wrong.
+pub const TABLE13: [(&str, [f64; 7]); 19] = [
+    ("full", [0.877, 0.000, 0.998, 0.000, 0.121, 0.341, 0.650]),
+    (
+        "no participant field",
+        [0.842, -0.036, 0.996, 0.000, 0.154, 0.170, 0.830],
+    ),
+    (
+        "no participant terms",
+        [0.811, -0.067, 0.943, 0.000, 0.133, 0.211, 0.717],
+    ),
+    (
+        "no participant seeds",
+        [0.877, 0.000, 0.998, 0.000, 0.121, 0.341, 0.650],
+    ),
+    (
+        "no participants at all",
+        [0.756, -0.122, 0.890, 0.000, 0.138, 0.130, 0.744],
+    ),
+    (
+        "no entity field",
+        [0.884, 0.007, 0.998, 0.000, 0.114, 0.377, 0.614],
+    ),
+    (
+        "no graph",
+        [0.877, 0.000, 0.998, 0.000, 0.121, 0.341, 0.650],
+    ),
+    (
+        "no usage",
+        [0.877, 0.000, 0.998, 0.000, 0.121, 0.341, 0.650],
+    ),
+    (
+        "no recency",
+        [0.879, 0.002, 1.000, 0.000, 0.121, 0.350, 0.650],
+    ),
+    (
+        "no positional decay",
+        [0.871, -0.007, 0.998, 0.000, 0.128, 0.305, 0.686],
+    ),
+    (
+        "no term cap",
+        [0.877, 0.000, 0.998, 0.000, 0.121, 0.341, 0.650],
+    ),
+    (
+        "no usage inheritance",
+        [0.877, 0.000, 0.998, 0.000, 0.121, 0.341, 0.650],
+    ),
+    (
+        "text only dedup",
+        [0.877, 0.000, 0.998, 0.000, 0.121, 0.341, 0.650],
+    ),
+    (
+        "no keys",
+        [0.247, -0.631, 0.950, 0.703, 0.004, 0.247, 0.022],
+    ),
+    (
+        "pfm — participant filter",
+        [0.998, 0.121, 0.998, 0.000, 0.000, 0.991, 0.000],
+    ),
+    (
+        "bm25_validity_p — participant filter",
+        [1.000, 0.123, 1.000, 0.000, 0.000, 1.000, 0.000],
+    ),
+    (
+        "pfm — cutoff@0.5",
+        [0.898, 0.021, 0.998, 0.000, 0.100, 0.453, 0.538],
+    ),
+    (
+        "pfm — cutoff@0.7",
+        [0.983, 0.106, 0.992, 0.000, 0.008, 0.933, 0.045],
+    ),
+    (
+        "pfm — cutoff@0.9",
+        [0.866, -0.012, 0.866, 0.000, 0.000, 0.839, 0.000],
+    ),
+];
+
+/// Table 22, by (block, condition): n, current, stale, wrong, clean.
+pub const TABLE22: [(&str, &str, [f64; 5]); 20] = [
+    (
+        "two instances",
+        "key (entity, slot)",
+        [240.0, 0.500, 0.000, 0.000, 0.500],
+    ),
+    (
+        "two instances",
+        "key (entity, slot, noun)",
+        [240.0, 1.000, 0.000, 0.000, 1.000],
+    ),
+    (
+        "two instances",
+        "keyless",
+        [240.0, 1.000, 1.000, 0.000, 0.000],
+    ),
+    (
+        "out of order",
+        "in order",
+        [1200.0, 0.998, 0.000, 0.121, 0.877],
+    ),
+    (
+        "out of order",
+        "out of order",
+        [1200.0, 0.846, 0.156, 0.103, 0.747],
+    ),
+    (
+        "out of order",
+        "out of order, event time",
+        [1200.0, 0.998, 0.000, 0.121, 0.877],
+    ),
+    (
+        "participants",
+        "pfm, subject",
+        [400.0, 0.995, 0.000, 0.068, 0.927],
+    ),
+    (
+        "participants",
+        "pfm, third party",
+        [200.0, 0.985, 0.000, 0.120, 0.865],
+    ),
+    (
+        "participants",
+        "pfm, group",
+        [400.0, 0.995, 0.000, 0.030, 0.965],
+    ),
+    (
+        "participants",
+        "pfm, missing",
+        [200.0, 1.000, 0.000, 0.070, 0.930],
+    ),
+    (
+        "participants",
+        "pfm, participant filter, subject",
+        [400.0, 1.000, 0.000, 0.005, 0.995],
+    ),
+    (
+        "participants",
+        "pfm, participant filter, third party",
+        [200.0, 0.020, 0.000, 0.005, 0.020],
+    ),
+    (
+        "participants",
+        "pfm, participant filter, group",
+        [400.0, 0.998, 0.000, 0.000, 0.998],
+    ),
+    (
+        "participants",
+        "pfm, participant filter, missing",
+        [200.0, 0.010, 0.000, 0.000, 0.010],
+    ),
+    ("hard", "pfm", [120.0, 1.000, 0.000, 1.000, 0.000]),
+    (
+        "hard",
+        "pfm, unanswerable",
+        [60.0, 0.000, 0.000, 1.000, 0.000],
+    ),
+    (
+        "hard",
+        "pfm, cutoff@0.7",
+        [120.0, 1.000, 0.000, 0.092, 0.908],
+    ),
+    (
+        "hard",
+        "pfm, cutoff@0.7, unanswerable",
+        [60.0, 0.000, 0.000, 1.000, 0.000],
+    ),
+    (
+        "hard",
+        "pfm, participant filter",
+        [120.0, 1.000, 0.000, 0.000, 1.000],
+    ),
+    (
+        "hard",
+        "pfm, participant filter, unanswerable",
+        [60.0, 0.000, 0.000, 1.000, 0.000],
+    ),
+];
+
+/// Appendix D's threshold sweeps on the main benchmark: gate → (clean,
+/// abstained on answerable, abstained on the hard slice's unanswerable);
+/// the margin gate's abstention is reported as a range, 0.158–0.178.
+pub const SWEEP: [(&str, [Option<f64>; 3]); 7] = [
+    ("slot@0.3", [Some(0.967), Some(0.002), None]),
+    ("slot@0.5", [Some(0.967), Some(0.002), Some(1.000)]),
+    ("slot@0.7", [Some(0.712), Some(0.257), None]),
+    ("margin@1.5", [None, None, Some(0.000)]),
+    ("margin@2", [Some(0.743), Some(0.158), Some(0.000)]),
+    ("margin@3", [None, None, Some(0.000)]),
+    ("margin@5", [None, None, Some(0.000)]),
+];

@@ -13,6 +13,8 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::stats::{self, Clusters, Tost, mean_sd};
+use super::studies::Judgement;
+use super::studies::tables::{self, Studies};
 use super::{Accounting, Evaluation, Judged, NoiseRecord, Record, noise, paper};
 
 /// Deadlines (ms) at which clean-by-deadline Y(D) is reported.
@@ -22,7 +24,7 @@ pub const MARGIN: f64 = 0.02;
 /// Permutation-test and TOST replicates.
 const TEST_REPS: usize = 10_000;
 /// RNG seed of every resampling procedure (reruns reproduce intervals).
-const RNG_SEED: u64 = 20_260_601;
+pub(super) const RNG_SEED: u64 = 20_260_601;
 
 /// A rate and its 95% interval.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -168,6 +170,8 @@ pub struct Summary {
     pub per_seed: Vec<SeedRow>,
     /// Table 6.
     pub accounting: Vec<Accounting>,
+    /// Tables 3, 13, 22 and the gate sweeps, when the studies ran.
+    pub studies: Option<Studies>,
     /// Bootstrap replicates behind each interval.
     pub bootstrap_reps: usize,
     /// Wall time of the run, seconds.
@@ -241,16 +245,20 @@ pub fn summarize(eval: &Evaluation) -> Summary {
         depth,
         per_seed,
         accounting: eval.accounting.clone(),
+        studies: (!eval.studies.is_empty()).then(|| tables::summarize(&eval.studies, reps)),
         bootstrap_reps: reps,
         elapsed_s: eval.elapsed.as_secs_f64(),
     }
 }
 
 fn rate(rs: &[&Record], reps: usize, f: impl Fn(&Judged) -> bool) -> Rate {
-    let c = Clusters::new(
-        rs.iter()
-            .map(|r| (r.seed, r.chain, f64::from(u8::from(f(&r.judged))))),
-    );
+    rate_of(rs.iter().map(|r| (r.seed, r.chain, f(&r.judged))), reps)
+}
+
+/// The share of `(seed, chain, outcome)` requests with the outcome, and its
+/// 95% interval (two-level bootstrap; Wilson over chains at 0 or 1).
+pub(super) fn rate_of(outcomes: impl Iterator<Item = (u64, usize, bool)>, reps: usize) -> Rate {
+    let c = Clusters::new(outcomes.map(|(s, c, v)| (s, c, f64::from(u8::from(v)))));
     Rate {
         value: c.mean(),
         ci: c.interval95(reps, RNG_SEED),
@@ -427,16 +435,16 @@ fn p_value(p: f64) -> String {
     }
 }
 
-fn f3(v: f64) -> String {
+pub(super) fn f3(v: f64) -> String {
     format!("{v:.3}")
 }
 
-fn ci(c: (f64, f64)) -> String {
+pub(super) fn ci(c: (f64, f64)) -> String {
     format!("({:.3}, {:.3})", c.0, c.1)
 }
 
 /// `ours (lo, hi) · paper`; ✱ when the paper's value is outside our interval.
-fn cell(ours: f64, ours_ci: Option<(f64, f64)>, paper: Option<f64>) -> String {
+pub(super) fn cell(ours: f64, ours_ci: Option<(f64, f64)>, paper: Option<f64>) -> String {
     let mut s = f3(ours);
     if let Some(c) = ours_ci {
         s.push(' ');
@@ -489,6 +497,9 @@ pub fn markdown(summary: &Summary, meta: &RunMeta) -> String {
     table15(w, summary);
     table16(w, summary);
     deadline(w, summary);
+    if let Some(studies) = &summary.studies {
+        tables::markdown(w, studies);
+    }
     md
 }
 
@@ -784,7 +795,7 @@ fn deadline(w: &mut String, s: &Summary) {
 }
 
 /// Writes the run folder: `results.md`, `summary.json`, `queries.jsonl`,
-/// `noise.jsonl`.
+/// `noise.jsonl`, `studies.jsonl`.
 pub fn write_run(
     dir: &Path,
     eval: &Evaluation,
@@ -796,7 +807,9 @@ pub fn write_run(
     let json = serde_json::to_string_pretty(&(meta, summary)).map_err(std::io::Error::other)?;
     std::fs::write(dir.join("summary.json"), json)?;
     jsonl(&dir.join("queries.jsonl"), &eval.records)?;
-    jsonl(&dir.join("noise.jsonl"), &eval.noise)
+    jsonl(&dir.join("noise.jsonl"), &eval.noise)?;
+    let studies: Vec<&Judgement> = eval.studies.values().flatten().collect();
+    jsonl(&dir.join("studies.jsonl"), &studies)
 }
 
 fn jsonl<T: Serialize>(path: &Path, rows: &[T]) -> std::io::Result<()> {
