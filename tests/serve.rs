@@ -7,6 +7,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use pfm::config::{Config, MergeMode};
+use pfm::rules::{Abstain, Identity, Rules};
 use pfm::serve::{
     Changed, Completion, Construction, Contexts, Metrics, Requester, RetrievalJob, Runtime,
     ServeOptions, SnapshotPublisher, Source, Worker, wall_clock,
@@ -327,6 +328,31 @@ fn a_commit_republishes_affected_contexts_without_waiting_for_the_period() {
         std::thread::sleep(Duration::from_millis(1));
     }
     assert_eq!(printer.snapshot().produced_at, before);
+}
+
+/// Identity and abstention rules are part of a registered request, so the
+/// snapshot publisher applies them like a direct retrieval does.
+#[test]
+fn published_snapshots_apply_the_requests_rules() {
+    let runtime = Runtime::start(memory(), options()).unwrap();
+    let gated = Rules {
+        identity: Identity::Posterior,
+        abstain: Abstain::Slot(0.5),
+    };
+    let room = Request::new("the standup with Alex is in", day(2))
+        .with_participants(["Alex Rivera"])
+        .with_rules(gated);
+    let room = runtime.register(room, false).unwrap();
+    let time = runtime
+        .register(standup(2).with_rules(gated), false)
+        .unwrap();
+    let (room, time) = (room.snapshot(), time.snapshot());
+    assert!(
+        room.block.abstained && room.block.lines.is_empty(),
+        "{:?}",
+        room.block
+    );
+    assert!(!time.block.abstained && time.block.text.contains("9:30am"));
 }
 
 #[test]

@@ -28,6 +28,7 @@ fn out_of_order_permutes_a_third_of_revised_chains_and_keeps_stated_times() {
             v
         };
         assert_eq!(texts(&main), texts(&late));
+        let mut moved = 0;
         for chain in &late.chains {
             // `messages` lists the chain's arrivals in stated order.
             let stated: Vec<i64> = chain
@@ -41,12 +42,12 @@ fn out_of_order_permutes_a_third_of_revised_chains_and_keeps_stated_times() {
                 chain.id
             );
             let in_order = chain.messages.windows(2).all(|w| w[0] < w[1]);
-            assert_eq!(
-                in_order,
-                !permuted.contains(&chain.id),
+            assert!(
+                in_order || permuted.contains(&chain.id),
                 "chain {}",
                 chain.id
             );
+            moved += usize::from(!in_order);
             assert!(
                 chain
                     .messages
@@ -54,6 +55,12 @@ fn out_of_order_permutes_a_third_of_revised_chains_and_keeps_stated_times() {
                     .all(|&m| late.messages[m].chain == Some(chain.id))
             );
         }
+        // Random permutations keep some chains in order, most not.
+        assert!(
+            moved * 2 > permuted.len() && moved < permuted.len(),
+            "{moved} of {}",
+            permuted.len()
+        );
     }
 }
 

@@ -91,9 +91,9 @@ pub fn multi_valued(seed: u64) -> Instance {
 }
 
 /// The main instance with the messages of [`OUT_OF_ORDER_SHARE`] of its
-/// revised chains permuted in arrival order (never left in order), stated
-/// times unchanged. Labels stay those of the stated order: the current value
-/// is the latest *stated* one. Returns the instance and the permuted chains.
+/// revised chains randomly permuted in arrival order, stated times
+/// unchanged. Labels stay those of the stated order: the current value is
+/// the latest *stated* one. Returns the instance and the permuted chains.
 pub fn out_of_order(main: &Instance) -> (Instance, Vec<usize>) {
     let mut rng = rng(main.seed, ORDER_SALT);
     let mut out = main.clone();
@@ -109,10 +109,12 @@ pub fn out_of_order(main: &Instance) -> (Instance, Vec<usize>) {
     for &c in &revised {
         // Arrival positions of the chain's messages, in stated order.
         let positions = main.chains[c].messages.clone();
+        // A uniformly random permutation, which may happen to keep the
+        // order (a two-message chain does so half the time): this reading
+        // of "permuted" reproduces the paper's current and stale rates,
+        // forcing a change overshoots them (stale 0.22 against 0.156).
         let mut perm: Vec<usize> = (0..positions.len()).collect();
-        while perm.windows(2).all(|w| w[0] < w[1]) {
-            perm.shuffle(&mut rng);
-        }
+        perm.shuffle(&mut rng);
         // Position `positions[i]` now receives the message stated `perm[i]`-th.
         for (i, &k) in perm.iter().enumerate() {
             out.messages[positions[i]] = main.messages[positions[k]].clone();
