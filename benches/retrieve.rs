@@ -1,15 +1,18 @@
 //! What's measured: the read path and the write path of the core memory
 //! layer on the synthetic scaling corpus (`shared/specs/synthetic-corpus.md`).
-//! - `retrieve/{n}`: one whole retrieval call — PFM scoring of every posting
-//!   of the query terms, shortlist 50, greedy selection under k = 6 and
-//!   B = 800, block formatting — cycling through the corpus's 300 timed queries.
+//! - `retrieve/{vocabulary}/{n}`: one whole retrieval call — PFM scoring with
+//!   exact pruning, shortlist 50, greedy selection under k = 6 and B = 800,
+//!   block formatting — cycling through the corpus's 300 timed queries, at
+//!   n = 1,000, 20,000 and 100,000 in both vocabularies.
 //! - `commit_publish/{n}/{b}`: observing a batch of `b` new facts as one
 //!   commit: extraction, ledger rules, graph, one new segment, merges, and the
-//!   publication of a new index version. The store grows by `b` facts per
-//!   iteration, which is negligible next to `n`.
+//!   publication of a new index version. With `b = 1` this is the
+//!   commit-to-visible time of one fact (`observe` returns once a reader's
+//!   `version()` holds it). The store grows by `b` facts per iteration, which
+//!   is negligible next to `n` (20,000 and 100,000, wide).
 //!
-//! Corpus: seed 7, wide vocabulary, n = 1,000 and 100,000, built in batches
-//! of 1,000 with background merges drained before timing.
+//! Corpus: seed 7, built in batches of 1,000 with background merges drained
+//! before timing. `pfm scale` reports the same quantities with p99s.
 //! Notes: these are timings, so they live here and never in tests. Compare
 //! medians side by side within one run; the machine is shared and noisy.
 
@@ -22,10 +25,11 @@ use pfm::retrieve::retrieve_with;
 use pfm::synth::{self, SynthQuery, Vocabulary};
 use pfm::{Config, Memory, Observation, WallTime};
 
-const SIZES: [u64; 2] = [1_000, 100_000];
+const SIZES: [u64; 3] = [1_000, 20_000, 100_000];
+const COMMIT_SIZES: [u64; 2] = [20_000, 100_000];
 
-fn build(n: u64) -> (Memory, Vec<SynthQuery>) {
-    let (facts, queries) = synth::generate(n, 7, Vocabulary::Wide, synth::DEFAULT_QUERIES);
+fn build(n: u64, vocabulary: Vocabulary) -> (Memory, Vec<SynthQuery>) {
+    let (facts, queries) = synth::generate(n, 7, vocabulary, synth::DEFAULT_QUERIES);
     let mut memory = Memory::new(Config::default()).expect("default config is valid");
     for chunk in facts.chunks(1000) {
         memory
@@ -36,23 +40,33 @@ fn build(n: u64) -> (Memory, Vec<SynthQuery>) {
     (memory, queries[50..].to_vec())
 }
 
-fn benches(c: &mut Criterion) {
-    for n in SIZES {
-        let (mut memory, queries) = build(n);
-        let version = memory.version();
-        let requests: Vec<_> = queries.iter().map(SynthQuery::request).collect();
-        let mut scratch = Scratch::default();
-        let mut group = c.benchmark_group("retrieve");
+fn retrieval(c: &mut Criterion) {
+    for vocabulary in [Vocabulary::Wide, Vocabulary::Narrow] {
+        let mut group = c.benchmark_group(format!("retrieve/{vocabulary}"));
         group.throughput(Throughput::Elements(1));
-        group.bench_function(BenchmarkId::from_parameter(n), |b| {
-            let mut i = 0;
-            b.iter(|| {
-                let request = &requests[i % requests.len()];
-                i += 1;
-                black_box(retrieve_with(&version, request, &mut scratch).expect("valid request"))
-            })
-        });
+        for n in SIZES {
+            let (memory, queries) = build(n, vocabulary);
+            let version = memory.version();
+            let requests: Vec<_> = queries.iter().map(SynthQuery::request).collect();
+            let mut scratch = Scratch::default();
+            group.bench_function(BenchmarkId::from_parameter(n), |b| {
+                let mut i = 0;
+                b.iter(|| {
+                    let request = &requests[i % requests.len()];
+                    i += 1;
+                    black_box(
+                        retrieve_with(&version, request, &mut scratch).expect("valid request"),
+                    )
+                })
+            });
+        }
         group.finish();
+    }
+}
+
+fn commits(c: &mut Criterion) {
+    for n in COMMIT_SIZES {
+        let (mut memory, _) = build(n, Vocabulary::Wide);
 
         let mut group = c.benchmark_group("commit_publish");
         for batch in [1usize, 100] {
@@ -89,6 +103,6 @@ fn benches(c: &mut Criterion) {
 criterion_group! {
     name = core;
     config = Criterion::default().warm_up_time(Duration::from_secs(2)).measurement_time(Duration::from_secs(5));
-    targets = benches
+    targets = retrieval, commits
 }
 criterion_main!(core);

@@ -127,6 +127,44 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Retrieval cost against store size (paper Appendix H, Table 9;
+    /// Figure 1): for each size and vocabulary, build a fresh store from the
+    /// synthetic corpus, time 300 queries after 50 warm-ups, and report
+    /// p50/p99/max, construction cost, memory, the longest posting list and
+    /// commit-to-visible. Writes CSV, markdown and a log-log SVG plot under
+    /// --out/<date>-<host>/.
+    Scale {
+        /// Store sizes, comma-separated (up to 1,000,000).
+        #[arg(long, value_delimiter = ',', default_values_t = pfm::scale::SIZES)]
+        sizes: Vec<u64>,
+        /// Vocabularies, comma-separated: wide, narrow.
+        #[arg(long, value_delimiter = ',', default_values = ["wide", "narrow"])]
+        vocabularies: Vec<Vocabulary>,
+        /// Corpus seed.
+        #[arg(long, default_value_t = 7)]
+        seed: u64,
+        /// Facts in the spec's JSONL (with --queries): time exactly one row
+        /// on these files instead of the generated corpus.
+        #[arg(long, requires = "queries")]
+        facts: Option<PathBuf>,
+        /// Queries in the spec's JSONL (the first 50 are warm-up).
+        #[arg(long, requires = "facts")]
+        queries: Option<PathBuf>,
+        /// Folder that receives the run folder.
+        #[arg(long, default_value = "scale/results")]
+        out: PathBuf,
+        /// Print one JSON object per row on stdout (progress stays on stderr).
+        #[arg(long)]
+        json: bool,
+        /// Also write pprof flamegraphs (SVG) of ingestion and of retrieval
+        /// for every row into this folder (untimed extra passes).
+        #[arg(long)]
+        flamegraphs: Option<PathBuf>,
+        /// Internal: measure the one row given in this process and print it
+        /// as JSON (the parent runs every row this way).
+        #[arg(long, hide = true)]
+        one_row: bool,
+    },
     /// Observe a revision chain and print the memory block before and after
     /// each revision (keyed supersession at work).
     Demo {
@@ -184,6 +222,26 @@ fn main() -> Result<()> {
             event_time,
             history,
         } => demo(event_time, history),
+        Command::Scale {
+            sizes,
+            vocabularies,
+            seed,
+            facts,
+            queries,
+            out,
+            json,
+            flamegraphs,
+            one_row,
+        } => run_scale(
+            sizes,
+            vocabularies,
+            seed,
+            facts.zip(queries),
+            &out,
+            json,
+            flamegraphs,
+            one_row,
+        ),
         Command::Eval {
             seeds,
             arms,
@@ -407,6 +465,203 @@ fn run_eval(options: &EvalOptions, out: &Path, results: &Path, json: bool) -> Re
         evaluation.elapsed.as_secs_f64()
     );
     Ok(())
+}
+
+/// mimalloc's committed memory: the allocator's heap, free pages included.
+struct MimallocProbe;
+
+impl pfm::scale::MemoryProbe for MimallocProbe {
+    fn heap_bytes(&self) -> Option<usize> {
+        let mut v = [0usize; 8];
+        // SAFETY: mi_process_info writes one usize through each pointer,
+        // all of which point into `v`.
+        unsafe {
+            let [a, b, c, d, e, f, g, h] = &mut v;
+            libmimalloc_sys::mi_process_info(a, b, c, d, e, f, g, h);
+        }
+        Some(v[5])
+    }
+}
+
+/// Writes a pprof flamegraph of each profiled piece of work into a folder.
+struct Flamegraphs(PathBuf);
+
+impl pfm::scale::Profiler for Flamegraphs {
+    fn profile(&self, name: &str, work: &mut dyn FnMut() -> pfm::Result<()>) -> pfm::Result<()> {
+        let path = self.0.join(format!("{name}.svg"));
+        let fail = |e: String| pfm::Error::Io {
+            path: path.display().to_string(),
+            source: std::io::Error::other(e),
+        };
+        let guard = pprof::ProfilerGuardBuilder::default()
+            .frequency(997)
+            .blocklist(&["libc", "libgcc", "pthread", "vdso"])
+            .build()
+            .map_err(|e| fail(e.to_string()))?;
+        work()?;
+        let report = guard.report().build().map_err(|e| fail(e.to_string()))?;
+        std::fs::create_dir_all(&self.0).map_err(|e| fail(e.to_string()))?;
+        let file = std::fs::File::create(&path).map_err(|e| fail(e.to_string()))?;
+        report.flamegraph(file).map_err(|e| fail(e.to_string()))
+    }
+}
+
+/// One row of `pfm scale`: a synthetic (size, vocabulary) or the files.
+#[derive(Clone)]
+enum ScaleRow {
+    Synthetic(u64, Vocabulary),
+    Files(PathBuf, PathBuf),
+}
+
+impl ScaleRow {
+    fn label(&self) -> String {
+        match self {
+            ScaleRow::Synthetic(n, v) => format!("{n} {v}"),
+            ScaleRow::Files(f, _) => f.display().to_string(),
+        }
+    }
+
+    /// The arguments that make a child process measure exactly this row.
+    fn args(&self, seed: u64) -> Vec<String> {
+        match self {
+            ScaleRow::Synthetic(n, v) => vec![
+                "--sizes".into(),
+                n.to_string(),
+                "--vocabularies".into(),
+                v.to_string(),
+                "--seed".into(),
+                seed.to_string(),
+            ],
+            ScaleRow::Files(f, q) => vec![
+                "--facts".into(),
+                f.display().to_string(),
+                "--queries".into(),
+                q.display().to_string(),
+            ],
+        }
+    }
+}
+
+/// Measures one row in this process and prints it as JSON (the child side
+/// of `pfm scale`).
+fn scale_one_row(row: ScaleRow, seed: u64, flamegraphs: Option<PathBuf>) -> Result<()> {
+    use pfm::scale::{self, Corpus};
+    let corpus = match row {
+        ScaleRow::Synthetic(n, vocabulary) => Corpus::Synthetic {
+            n,
+            seed,
+            vocabulary,
+        },
+        ScaleRow::Files(facts, queries) => Corpus::Files {
+            facts: pfm::synth::read_facts(&facts)?,
+            queries: pfm::synth::read_queries(&queries)?,
+        },
+    };
+    let profiler = flamegraphs.map(Flamegraphs);
+    let row = scale::measure(
+        corpus,
+        &MimallocProbe,
+        profiler.as_ref().map(|p| p as &dyn scale::Profiler),
+    )?;
+    println!("{}", serde_json::to_string(&row)?);
+    Ok(())
+}
+
+/// `pfm scale`: each row runs in a child process of this binary, so every
+/// store is built in a fresh address space and memory readings do not carry
+/// over from earlier rows.
+#[allow(clippy::too_many_arguments)] // one per command-line flag
+fn run_scale(
+    sizes: Vec<u64>,
+    vocabularies: Vec<Vocabulary>,
+    seed: u64,
+    files: Option<(PathBuf, PathBuf)>,
+    out: &Path,
+    json: bool,
+    flamegraphs: Option<PathBuf>,
+    one_row: bool,
+) -> Result<()> {
+    use pfm::scale::{self, report as scale_report};
+    let rows: Vec<ScaleRow> = match files {
+        Some((facts, queries)) => vec![ScaleRow::Files(facts, queries)],
+        None => {
+            if sizes.is_empty() || vocabularies.is_empty() {
+                anyhow::bail!("scale needs at least one size and one vocabulary");
+            }
+            if let Some(n) = sizes.iter().find(|n| !(1..=scale::MAX_SIZE).contains(*n)) {
+                anyhow::bail!("size {n}: use 1..={}", scale::MAX_SIZE);
+            }
+            vocabularies
+                .iter()
+                .flat_map(|v| sizes.iter().map(move |n| ScaleRow::Synthetic(*n, *v)))
+                .collect()
+        }
+    };
+    if one_row {
+        let [row] = <[ScaleRow; 1]>::try_from(rows)
+            .map_err(|_| anyhow::anyhow!("--one-row needs exactly one size and vocabulary"))?;
+        return scale_one_row(row, seed, flamegraphs);
+    }
+    let exe = std::env::current_exe().context("locating the pfm binary")?;
+    let bar = indicatif::ProgressBar::new(rows.len() as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} rows {msg}",
+        )
+        .expect("static progress template parses"),
+    );
+    bar.enable_steady_tick(Duration::from_millis(200));
+    let mut measured = Vec::new();
+    for row in rows {
+        bar.set_message(format!("building and timing {}", row.label()));
+        let mut cmd = std::process::Command::new(&exe);
+        cmd.arg("scale").arg("--one-row").args(row.args(seed));
+        if let Some(dir) = &flamegraphs {
+            cmd.arg("--flamegraphs").arg(dir);
+        }
+        let output = cmd
+            .stderr(std::process::Stdio::inherit())
+            .output()
+            .with_context(|| format!("running the row {}", row.label()))?;
+        if !output.status.success() {
+            anyhow::bail!("row {} failed ({})", row.label(), output.status);
+        }
+        let line = String::from_utf8_lossy(&output.stdout);
+        let measured_row: scale::Row = serde_json::from_str(line.trim())
+            .with_context(|| format!("reading the row {}: {line:?}", row.label()))?;
+        if json {
+            bar.suspend(|| println!("{}", line.trim()));
+        }
+        measured.push(measured_row);
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    let now = jiff::Timestamp::now();
+    let meta = scale_report::RunMeta {
+        command: std::iter::once("pfm".to_owned())
+            .chain(std::env::args().skip(1))
+            .collect::<Vec<_>>()
+            .join(" "),
+        revision: git_revision(),
+        machine: machine(),
+        date: now.strftime("%Y-%m-%d %H:%M UTC").to_string(),
+    };
+    let dir = out.join(format!("{}-{}", now.strftime("%Y%m%d-%H%M%S"), hostname()));
+    scale_report::write_run(&dir, &measured, &meta)?;
+    if !json {
+        print!("{}", scale_report::markdown(&measured, &meta));
+    }
+    eprintln!("wrote {}", dir.display());
+    Ok(())
+}
+
+/// The machine's host name, or "host".
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_owned())
+        .ok()
+        .filter(|h| !h.is_empty() && h.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'))
+        .unwrap_or_else(|| "host".to_owned())
 }
 
 /// `git describe --always --dirty` of the working tree, or "unknown".

@@ -1,0 +1,123 @@
+//! The scale harness measures what it says on small stores: the same corpus
+//! through the generator and through the spec's JSONL files gives the same
+//! blocks, and the run folder holds the CSV, markdown, rows and plot.
+
+use pfm::scale::{self, Corpus, NoProbe, report};
+use pfm::synth::{self, Vocabulary};
+
+fn temp_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("pfm-scale-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn generated_and_file_corpora_give_the_same_blocks() {
+    let n = 600;
+    let row = scale::measure(
+        Corpus::Synthetic {
+            n,
+            seed: 7,
+            vocabulary: Vocabulary::Wide,
+        },
+        &NoProbe,
+        None,
+    )
+    .unwrap();
+    assert_eq!(
+        (row.n, row.queries),
+        (n, synth::DEFAULT_QUERIES - scale::WARM_UP)
+    );
+    assert!(row.block_lines_total > 0 && row.block_lines_total <= 6 * row.queries);
+    assert!(row.mean_block_chars > 0.0 && row.mean_block_chars <= 800.0);
+    assert!(row.longest_posting > 0 && row.longest_posting <= n);
+    assert!(row.p50_us > 0.0 && row.p50_us <= row.p99_us && row.p99_us <= row.max_us);
+    assert!(row.commit_visible_p50_us > 0.0 && row.heap_mb.is_none());
+
+    let dir = temp_dir("files");
+    let (facts, queries) = synth::generate(n, 7, Vocabulary::Wide, synth::DEFAULT_QUERIES);
+    let write = |name: &str, lines: Vec<String>| {
+        let path = dir.join(name);
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        path
+    };
+    let fpath = write(
+        "facts.jsonl",
+        facts.iter().map(|f| f.to_json_line()).collect(),
+    );
+    let qpath = write(
+        "queries.jsonl",
+        queries.iter().map(|q| q.to_json_line()).collect(),
+    );
+    let from_files = scale::measure(
+        Corpus::Files {
+            facts: synth::read_facts(&fpath).unwrap(),
+            queries: synth::read_queries(&qpath).unwrap(),
+        },
+        &NoProbe,
+        None,
+    )
+    .unwrap();
+    assert_eq!(from_files.vocabulary, "file");
+    assert_eq!(from_files.block_lines_total, row.block_lines_total);
+    assert_eq!(from_files.mean_block_chars, row.mean_block_chars);
+    assert_eq!(from_files.longest_posting, row.longest_posting);
+
+    // Too few queries to time anything is an error, not a panic.
+    let err = scale::measure(
+        Corpus::Files {
+            facts: facts.clone(),
+            queries: queries[..scale::WARM_UP].to_vec(),
+        },
+        &NoProbe,
+        None,
+    );
+    assert!(err.is_err());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_run_folder_holds_csv_markdown_rows_and_plot() {
+    let rows: Vec<scale::Row> = [
+        (200, Vocabulary::Wide),
+        (400, Vocabulary::Wide),
+        (200, Vocabulary::Narrow),
+    ]
+    .into_iter()
+    .map(|(n, vocabulary)| {
+        scale::measure(
+            Corpus::Synthetic {
+                n,
+                seed: 7,
+                vocabulary,
+            },
+            &NoProbe,
+            None,
+        )
+        .unwrap()
+    })
+    .collect();
+    let dir = temp_dir("run");
+    let meta = report::RunMeta {
+        command: "pfm scale --sizes 200,400".into(),
+        revision: "test".into(),
+        machine: "test".into(),
+        date: "2026-11-30 00:00 UTC".into(),
+    };
+    report::write_run(&dir, &rows, &meta).unwrap();
+    let csv = std::fs::read_to_string(dir.join("results.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + rows.len());
+    assert!(csv.starts_with("n,vocabulary,queries,p50_us"));
+    let md = std::fs::read_to_string(dir.join("results.md")).unwrap();
+    assert!(md.contains("pfm scale --sizes 200,400") && md.contains("| 400 | wide |"));
+    let jsonl = std::fs::read_to_string(dir.join("rows.jsonl")).unwrap();
+    let back: Vec<scale::Row> = jsonl
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(back.len(), rows.len());
+    let svg = std::fs::read_to_string(dir.join("latency.svg")).unwrap();
+    assert!(svg.contains("<svg") && svg.contains("wide p50") && svg.contains("narrow p50"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
