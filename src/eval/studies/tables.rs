@@ -42,15 +42,15 @@ pub struct AblationRow {
     /// Paired difference in clean retrieval from full PFM.
     pub delta: Rate,
     /// Current value present.
-    pub current: f64,
+    pub current: Rate,
     /// Stale exposure.
-    pub stale: f64,
+    pub stale: Rate,
     /// Wrong-person exposure.
-    pub wrong: f64,
+    pub wrong: Rate,
     /// Clean retrieval on ambiguous requests.
-    pub ambiguous_clean: f64,
+    pub ambiguous_clean: Rate,
     /// Wrong-person exposure on ambiguous requests.
-    pub ambiguous_wrong: f64,
+    pub ambiguous_wrong: Rate,
 }
 
 /// Table 22: one condition of one slice.
@@ -111,13 +111,6 @@ fn rate<'a>(
     f: impl Fn(&Judgement) -> bool,
 ) -> Rate {
     rate_of(js.into_iter().map(|j| (j.seed, j.chain, f(j))), reps)
-}
-
-fn share(js: &[&Judgement], f: impl Fn(&Judgement) -> bool) -> f64 {
-    if js.is_empty() {
-        return 0.0;
-    }
-    js.iter().filter(|j| f(j)).count() as f64 / js.len() as f64
 }
 
 /// The paired difference `a − b` in clean retrieval (same requests, same order).
@@ -189,17 +182,16 @@ pub fn summarize(j: &Judgements, reps: usize) -> Studies {
     let table13 = variants
         .into_iter()
         .map(|(variant, js)| {
-            let all: Vec<&Judgement> = js.iter().collect();
-            let amb: Vec<&Judgement> = js.iter().filter(|x| x.ambiguous).collect();
+            let amb = || js.iter().filter(|x| x.ambiguous);
             AblationRow {
                 variant,
                 clean: rate(js, reps, |x| x.judged.clean),
                 delta: paired_clean(js, full, reps),
-                current: share(&all, |x| x.judged.current),
-                stale: share(&all, |x| x.judged.stale),
-                wrong: share(&all, |x| x.judged.wrong),
-                ambiguous_clean: share(&amb, |x| x.judged.clean),
-                ambiguous_wrong: share(&amb, |x| x.judged.wrong),
+                current: rate(js, reps, |x| x.judged.current),
+                stale: rate(js, reps, |x| x.judged.stale),
+                wrong: rate(js, reps, |x| x.judged.wrong),
+                ambiguous_clean: rate(amb(), reps, |x| x.judged.clean),
+                ambiguous_wrong: rate(amb(), reps, |x| x.judged.wrong),
             }
         })
         .collect();
@@ -365,13 +357,10 @@ pub fn markdown(w: &mut String, s: &Studies) {
         "\n## Table 13 — leave-one-out ablation and identity baselines (main benchmark, B = 800)\n\n\
          Δ is the paired difference in clean retrieval from full PFM (chain-bootstrap interval). \
          Current, stale and wrong are shares of all requests; the last two columns are over the \
-         ambiguous ones. Each cell: ours · paper.\n\n\
+         ambiguous ones. Each cell: ours (95% interval) · paper (the paper gives intervals for \
+         clean only).\n\n\
          | Variant | Clean ↑ | Δ | Current | Stale | Wrong | Amb. clean | Amb. wrong |\n|---|---|---|---|---|---|---|---|"
     );
-    let f = |ours: f64, paper: Option<f64>| match paper {
-        Some(p) => format!("{ours:.3} · {p:.3}"),
-        None => format!("{ours:.3}"),
-    };
     for r in &s.table13 {
         let p = paper::TABLE13
             .iter()
@@ -384,11 +373,11 @@ pub fn markdown(w: &mut String, s: &Studies) {
             r.variant,
             rc(&r.clean, pv(0)),
             rc(&r.delta, pv(1)),
-            f(r.current, pv(2)),
-            f(r.stale, pv(3)),
-            f(r.wrong, pv(4)),
-            f(r.ambiguous_clean, pv(5)),
-            f(r.ambiguous_wrong, pv(6)),
+            rc(&r.current, pv(2)),
+            rc(&r.stale, pv(3)),
+            rc(&r.wrong, pv(4)),
+            rc(&r.ambiguous_clean, pv(5)),
+            rc(&r.ambiguous_wrong, pv(6)),
         );
     }
 
