@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 use pfm::config::Ordering;
 use pfm::eval::{EvalOptions, report};
 use pfm::load::{self, Ingest, LoadOptions, Mode};
+use pfm::rules::{Abstain, Identity, Rules};
 use pfm::serve::Background;
 use pfm::synth::Vocabulary;
 use pfm::{Config, Memory, Observation, Request, WallTime};
@@ -288,8 +289,9 @@ fn demo(event_time: bool, show_history: bool) -> Result<()> {
         ..Config::default()
     };
     let mut memory = Memory::new(config)?;
-    // Two people share a first name. Without the identity rules (a later
-    // issue) both Alexes' standups compete for the block.
+    // Two people share a first name: without identity rules both Alexes'
+    // standups compete for the block; the posterior (Eq. 2) keeps Alex
+    // Rivera's, and the slot gate abstains where nothing answers.
     let messages = [
         (
             "The standup with Alex Rivera is moved to 9:30am.",
@@ -323,16 +325,18 @@ fn demo(event_time: bool, show_history: bool) -> Result<()> {
             june(5, 12)?,
         ),
     ];
-    let ask = |memory: &Memory| -> Result<String> {
-        let request = Request::new("the standup with Alex is at", june(12, 9)?)
-            .with_participants(["Alex Rivera"]);
+    let ask_with = |memory: &Memory, context: &str, rules: Rules| -> Result<String> {
+        let request = Request::new(context, june(12, 9)?)
+            .with_participants(["Alex Rivera"])
+            .with_rules(rules);
         let block = memory.retrieve(&request).context("retrieve")?;
-        Ok(if block.is_empty() {
-            "(empty block)".to_owned()
-        } else {
-            block.text
+        Ok(match (block.is_empty(), block.abstained) {
+            (_, true) => "(empty block: abstained)".to_owned(),
+            (true, false) => "(empty block)".to_owned(),
+            (false, false) => block.text,
         })
     };
+    let ask = |memory: &Memory| ask_with(memory, "the standup with Alex is at", Rules::NONE);
     println!(
         "pfm demo: ordering = {}\nrequest: \"the standup with Alex is at\" (to Alex Rivera, 2025-06-12)\n",
         if event_time { "event time" } else { "arrival" }
@@ -353,6 +357,19 @@ fn demo(event_time: bool, show_history: bool) -> Result<()> {
         );
         println!("{}\n", ask(&memory)?);
     }
+    let gated = Rules {
+        identity: Identity::Posterior,
+        abstain: Abstain::Slot(0.5),
+    };
+    println!(
+        "with rules {}:\n{}\n",
+        serde_json::to_string(&gated)?,
+        ask_with(&memory, "the standup with Alex is at", gated)?
+    );
+    println!(
+        "\"the standup with Alex Chen is in\" (nobody has said where Alex Chen's standup is), same rules:\n{}\n",
+        ask_with(&memory, "the standup with Alex Chen is in", gated)?
+    );
     if show_history {
         println!("history, newest first:");
         for fact in memory.ledger().active() {
