@@ -736,8 +736,15 @@ fn activation(
         }
     }
     let mut spread: Vec<(NodeId, f32)> = spread.into_iter().collect();
-    spread.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    spread.truncate(params.non_seed_nodes);
+    // The `non_seed_nodes` strongest (ties: lower node first), without
+    // sorting the whole spread: a total order, so the same set and order.
+    let order = |a: &(NodeId, f32), b: &(NodeId, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+    let keep = params.non_seed_nodes;
+    if keep > 0 && spread.len() > keep {
+        spread.select_nth_unstable_by(keep - 1, order);
+    }
+    spread.truncate(keep);
+    spread.sort_by(order);
     seeds
         .into_iter()
         .map(|s| (s, 1.0))
