@@ -27,6 +27,7 @@
 
 pub mod query;
 pub mod scorer;
+mod topn;
 
 use serde::{Deserialize, Serialize};
 

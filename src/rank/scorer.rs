@@ -1,5 +1,5 @@
 //! The scorer: term-at-a-time BM25F over one corpus, segment by segment,
-//! times the recency, usage and association factors, into a bounded heap of
+//! times the recency, usage and association factors, into a bounded buffer of
 //! the best `n`.
 //!
 //! # Exact pruning (TAAT MaxScore)
@@ -19,12 +19,11 @@
 //! exhaustive one; `prop_pruned_equals_exhaustive` in `tests/prop_rank.rs`
 //! checks it. Bounds carry a small relative margin against rounding.
 
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
+use super::topn::{Entry, TopN};
 use super::{QueryTerm, Ranker, normalized_query_terms};
 use crate::config::ScoreParams;
 use crate::error::{Error, Result};
@@ -78,34 +77,8 @@ pub struct Scratch {
     bounds: Vec<f32>,
     /// Per term, the most the remaining terms can add (one segment).
     rest: Vec<f32>,
-    heap: BinaryHeap<Worst>,
-}
-
-/// Heap entry ordered so that the *worst* candidate is on top.
-#[derive(Debug, PartialEq)]
-struct Worst {
-    score: f32,
-    fact: FactId,
-    view: u32,
-    doc: u32,
-}
-
-impl Eq for Worst {}
-
-impl Ord for Worst {
-    fn cmp(&self, other: &Self) -> Ordering {
-        // Better = higher score, then newer fact; the heap's max is the worst.
-        other
-            .score
-            .total_cmp(&self.score)
-            .then(other.fact.cmp(&self.fact))
-    }
-}
-
-impl PartialOrd for Worst {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
+    /// The best documents so far.
+    top: TopN,
 }
 
 /// Lets the owner of a running query ask it to stop (fresh mode's cancel
@@ -255,7 +228,7 @@ pub fn shortlist_with(
         strategy,
         cancel: query.cancel,
     };
-    scratch.heap.clear();
+    scratch.top.reset(n);
     for &(node, act) in &plan.activation {
         let i = node as usize;
         if scratch.node_act.len() <= i {
@@ -273,20 +246,18 @@ pub fn shortlist_with(
         scratch.node_act[node as usize] = 0.0;
     }
     if plan.cancelled() {
-        scratch.heap.clear();
+        scratch.top.reset(0);
         return Err(Error::Cancelled);
     }
-    let mut out: Vec<Scored> = scratch
-        .heap
-        .drain()
-        .map(|w| Scored {
-            fact: w.fact,
-            score: w.score,
-            body: views[w.view as usize].segment.body(w.doc).clone(),
+    Ok(scratch
+        .top
+        .finish()
+        .map(|e| Scored {
+            fact: e.fact,
+            score: e.score,
+            body: views[e.view as usize].segment.body(e.doc).clone(),
         })
-        .collect();
-    out.sort_by(|a, b| b.score.total_cmp(&a.score).then(b.fact.cmp(&a.fact)));
-    Ok(out)
+        .collect())
 }
 
 /// Document frequencies of one version, each looked up once (a lookup
@@ -511,14 +482,13 @@ impl Plan<'_> {
             }
         }
         if split == nterms {
-            // Newest documents first: recency makes them likelier to enter
-            // the heap early, so later ones mostly fail the cheap bound test.
+            // Newest documents first: recency makes them likelier to be kept
+            // early, so later ones mostly fail the cheap bound test.
             for i in (0..s.touched.len()).rev() {
                 let d = s.touched[i];
                 let acc = s.acc[d as usize];
                 if self.strategy == Strategy::Pruned
-                    && s.heap.len() == self.n
-                    && s.heap.peek().is_some_and(|w| acc * fmax < w.score)
+                    && s.top.cutoff().is_some_and(|c| acc * fmax < c)
                 {
                     continue;
                 }
@@ -526,7 +496,7 @@ impl Plan<'_> {
                     continue;
                 }
                 let score = acc * self.cached_factor(seg, d, s);
-                offer(&mut s.heap, self.n, seg, vi, d, score);
+                offer(&mut s.top, seg, vi, d, score);
             }
         }
         for &d in &s.touched {
@@ -540,12 +510,12 @@ impl Plan<'_> {
     /// The n-th best lower bound among finished documents and the current
     /// segment's live candidates, if there are n of them.
     fn threshold(&self, view: &SegmentView, s: &mut Scratch) -> Option<f32> {
-        if s.heap.len() + s.touched.len() < self.n {
+        if s.top.len() + s.touched.len() < self.n {
             return None;
         }
         let seg = &*view.segment;
         s.bounds.clear();
-        s.bounds.extend(s.heap.iter().map(|w| w.score));
+        s.bounds.extend(s.top.scores());
         for i in 0..s.touched.len() {
             let d = s.touched[i];
             if !view.deletes.contains(d) {
@@ -622,9 +592,9 @@ impl Plan<'_> {
                     }
                 }
             }
-            if cands.len() + s.heap.len() >= self.n {
+            if cands.len() + s.top.len() >= self.n {
                 s.bounds.clear();
-                s.bounds.extend(s.heap.iter().map(|w| w.score));
+                s.bounds.extend(s.top.scores());
                 s.bounds
                     .extend(cands.iter().map(|&(d, f)| s.acc[d as usize] * f));
                 if let Some(raised) = nth_best(&mut s.bounds, self.n) {
@@ -636,10 +606,10 @@ impl Plan<'_> {
                 (acc + rest[t + 1]) * f * (1.0 + MARGIN) >= theta
             });
         }
-        // Newest first: later (older) candidates then mostly fail the heap test.
+        // Newest first, as above.
         for &(d, f) in cands.iter().rev() {
             let score = s.acc[d as usize] * f;
-            offer(&mut s.heap, self.n, seg, vi, d, score);
+            offer(&mut s.top, seg, vi, d, score);
         }
         s.cands = cands;
     }
@@ -654,28 +624,15 @@ fn nth_best(values: &mut [f32], n: usize) -> Option<f32> {
     Some(*nth)
 }
 
-/// Offers document `d` of view `vi` with its final score to the heap.
+/// Offers document `d` of view `vi` with its final score.
 #[inline]
-fn offer(heap: &mut BinaryHeap<Worst>, n: usize, seg: &Segment, vi: usize, d: u32, score: f32) {
-    let entry = Worst {
+fn offer(top: &mut TopN, seg: &Segment, vi: usize, d: u32, score: f32) {
+    top.offer(Entry {
         score,
         fact: seg.fact_id(d),
         view: vi as u32,
         doc: d,
-    };
-    push(heap, n, entry);
-}
-
-/// Keeps the best `n` entries.
-#[inline]
-fn push(heap: &mut BinaryHeap<Worst>, n: usize, entry: Worst) {
-    if heap.len() < n {
-        heap.push(entry);
-    } else if let Some(mut worst) = heap.peek_mut()
-        && entry < *worst
-    {
-        *worst = entry;
-    }
+    });
 }
 
 /// The first index at or after `from` whose document is `>= doc`.
