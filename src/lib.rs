@@ -61,6 +61,7 @@ pub mod pmap;
 pub mod rank;
 pub mod retrieve;
 pub mod rules;
+pub mod run;
 pub mod scale;
 pub mod serve;
 pub mod sync;

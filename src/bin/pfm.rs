@@ -448,17 +448,7 @@ fn run_eval(options: &EvalOptions, out: &Path, results: &Path, json: bool) -> Re
     );
     let evaluation = pfm::eval::run(options).context("eval run failed")?;
     let summary = report::summarize(&evaluation);
-    let meta = report::RunMeta {
-        command: std::iter::once("pfm".to_owned())
-            .chain(std::env::args().skip(1))
-            .collect::<Vec<_>>()
-            .join(" "),
-        revision: git_revision(),
-        machine: machine(),
-        date: jiff::Timestamp::now()
-            .strftime("%Y-%m-%d %H:%M UTC")
-            .to_string(),
-    };
+    let meta = run_meta(jiff::Timestamp::now());
     let dir = out.join(jiff::Timestamp::now().strftime("%Y%m%d-%H%M%S").to_string());
     report::write_run(&dir, &evaluation, &summary, &meta)
         .with_context(|| format!("writing {}", dir.display()))?;
@@ -654,15 +644,7 @@ fn run_scale(
     }
     bar.finish_and_clear();
     let now = jiff::Timestamp::now();
-    let meta = scale_report::RunMeta {
-        command: std::iter::once("pfm".to_owned())
-            .chain(std::env::args().skip(1))
-            .collect::<Vec<_>>()
-            .join(" "),
-        revision: git_revision(),
-        machine: machine(),
-        date: now.strftime("%Y-%m-%d %H:%M UTC").to_string(),
-    };
+    let meta = run_meta(now);
     let dir = out.join(format!("{}-{}", now.strftime("%Y%m%d-%H%M%S"), hostname()));
     scale_report::write_run(&dir, &measured, &meta)?;
     if !json {
@@ -679,6 +661,19 @@ fn hostname() -> String {
         .ok()
         .filter(|h| !h.is_empty() && h.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'))
         .unwrap_or_else(|| "host".to_owned())
+}
+
+/// This process's command line, the tree's revision and the machine, dated `now`.
+fn run_meta(now: jiff::Timestamp) -> pfm::run::RunMeta {
+    pfm::run::RunMeta {
+        command: std::iter::once("pfm".to_owned())
+            .chain(std::env::args().skip(1))
+            .collect::<Vec<_>>()
+            .join(" "),
+        revision: git_revision(),
+        machine: machine(),
+        date: now.strftime("%Y-%m-%d %H:%M UTC").to_string(),
+    }
 }
 
 /// `git describe --always --dirty` of the working tree, or "unknown".

@@ -16,6 +16,7 @@ use super::stats::{self, Clusters, Tost, mean_sd};
 use super::studies::Judgement;
 use super::studies::tables::{self, Studies};
 use super::{Accounting, Evaluation, Judged, NoiseRecord, Record, noise, paper};
+pub use crate::run::RunMeta;
 
 /// Deadlines (ms) at which clean-by-deadline Y(D) is reported.
 pub const DEADLINES_MS: [f64; 6] = [0.05, 0.1, 0.2, 0.5, 1.0, 10.0];
@@ -411,19 +412,6 @@ fn noise_summary(records: &[NoiseRecord]) -> Vec<NoiseSummary> {
         }
     }
     out
-}
-
-/// How the run was made, for the report's header.
-#[derive(Clone, Debug, Serialize)]
-pub struct RunMeta {
-    /// The command line.
-    pub command: String,
-    /// `git describe` of the tree.
-    pub revision: String,
-    /// The machine, in words.
-    pub machine: String,
-    /// When (UTC).
-    pub date: String,
 }
 
 /// `= 0.038`, or `< 0.001` below what the replicates resolve.

@@ -10,19 +10,7 @@ use plotters::prelude::*;
 
 use super::Row;
 use crate::error::{Error, Result};
-
-/// Who ran what, where.
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct RunMeta {
-    /// The command line.
-    pub command: String,
-    /// `git describe` of the tree.
-    pub revision: String,
-    /// CPU model and cores.
-    pub machine: String,
-    /// UTC date and time.
-    pub date: String,
-}
+pub use crate::run::RunMeta;
 
 /// The CSV columns, in order.
 const COLUMNS: &str = "n,vocabulary,queries,p50_us,p99_us,max_us,add_us,rss_mb,heap_mb,longest_posting,mean_block_chars,block_lines_total,commit_visible_p50_us,commit_visible_p99_us,build_s";
