@@ -103,6 +103,15 @@ pub enum Error {
     #[error("the serving runtime has shut down: {0}")]
     ShutDown(String),
 
+    /// A durable copy of the store is unreadable or inconsistent: the server
+    /// refuses to start rather than serve partial state.
+    #[error("stored state is not usable: {0}")]
+    InvalidState(String),
+
+    /// The durable store failed (disk full, permissions, a broken file).
+    #[error("storage: {0}")]
+    Storage(String),
+
     /// A configuration value is out of range.
     #[error("invalid configuration: {0}")]
     InvalidConfig(String),

@@ -108,7 +108,7 @@ impl fmt::Display for Key {
 }
 
 /// What was said: the immutable content of a fact.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct FactBody {
     /// Stable identity.
     pub id: FactId,
@@ -163,7 +163,7 @@ impl Status {
 
 /// A half-open activity interval `[from, to)` in commit sequence, with the
 /// wall-clock commit times of both ends.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Interval {
     /// Commit that opened the interval.
     pub from: Seq,
@@ -186,7 +186,7 @@ impl Interval {
 }
 
 /// A decayed usage count: `value · 2^-(t - at)/half_life` at time `t`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Usage {
     /// The count at `at`.
     pub value: f64,
@@ -213,7 +213,7 @@ impl Usage {
 }
 
 /// What the store did with a fact: the mutable part of Definition 1.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct FactState {
     /// Position in the version graph.
     pub status: Status,
@@ -253,7 +253,7 @@ impl FactState {
 }
 
 /// A fact as the ledger holds it: body and state.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Fact {
     /// Immutable content, shared with index versions.
     pub body: Arc<FactBody>,

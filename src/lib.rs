@@ -75,7 +75,7 @@ pub use error::{Error, Result};
 pub use extract::EntityKind;
 pub use fact::{Fact, FactId, Key};
 pub use ledger::{AsOf, Forget, Outcome};
-pub use memory::{Memory, Observation, Receipt};
+pub use memory::{Journal, Memory, Observation, Receipt};
 pub use rank::Ranker;
 pub use retrieve::Request;
 pub use time::WallTime;

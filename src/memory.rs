@@ -164,6 +164,24 @@ pub struct Memory {
     active: CorpusWriter,
     history: Option<CorpusWriter>,
     version: Arc<IndexVersion>,
+    journal: Journal,
+}
+
+/// What commits wrote to the ledger since the journal was last taken: the
+/// rows a durable copy must rewrite or delete (see `ledger::durable`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Journal {
+    /// Retained facts whose body or state changed.
+    pub touched: std::collections::BTreeSet<FactId>,
+    /// Facts erased for good.
+    pub erased: std::collections::BTreeSet<FactId>,
+}
+
+impl Journal {
+    /// Whether no commit wrote anything.
+    pub fn is_empty(&self) -> bool {
+        self.touched.is_empty() && self.erased.is_empty()
+    }
 }
 
 impl Memory {
@@ -185,7 +203,44 @@ impl Memory {
                 config.history_index,
             )),
             config,
+            journal: Journal::default(),
         })
+    }
+
+    /// A store rebuilt from its durable facts (see [`Ledger::restore`]):
+    /// the ledger is restored as stored; the gazetteer, graph and indexes
+    /// are derived from it exactly as the commits that made those facts
+    /// derived them (each retained fact recorded, each current one
+    /// activated), so retrieval sees what it saw before.
+    pub fn restore(
+        config: Config,
+        facts: Vec<Fact>,
+        next_id: u64,
+        seq: Seq,
+        committed_at: WallTime,
+    ) -> Result<Self> {
+        let mut memory = Memory::new(config)?;
+        memory.ledger = Ledger::restore(&memory.config, facts, next_id, seq, committed_at)
+            .map_err(Error::InvalidState)?;
+        let mut changes = Vec::new();
+        for fact in memory.ledger.facts() {
+            changes.push(Change::Recorded(fact.id()));
+            if fact.state.is_current() {
+                changes.push(Change::Activated(fact.id()));
+            }
+        }
+        memory.apply(&Commit {
+            seq,
+            changes,
+            ..Commit::default()
+        });
+        memory.journal = Journal::default();
+        Ok(memory)
+    }
+
+    /// Takes what commits wrote since the last call.
+    pub fn take_journal(&mut self) -> Journal {
+        std::mem::take(&mut self.journal)
     }
 
     /// The store's configuration.
@@ -324,6 +379,7 @@ impl Memory {
     /// Applies a commit's changes to the gazetteer, graph and indexes, then
     /// publishes a new version if anything changed.
     fn apply(&mut self, commit: &Commit) {
+        self.journal.touched.extend(commit.touched.iter().copied());
         if commit.changes.is_empty() {
             return;
         }
@@ -371,6 +427,8 @@ impl Memory {
                     }
                 }
                 Change::Erased(body) => {
+                    self.journal.touched.remove(&body.id);
+                    self.journal.erased.insert(body.id);
                     self.active.remove(body.id);
                     if let Some(h) = &mut self.history {
                         h.remove(body.id);

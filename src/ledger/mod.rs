@@ -36,6 +36,7 @@
 //! after every step (`tests/prop_ledger.rs`).
 
 mod admission;
+pub mod durable;
 mod retire;
 mod views;
 
@@ -160,6 +161,10 @@ pub struct Commit {
     pub outcomes: Vec<Outcome>,
     /// What the indexes must apply, in order.
     pub changes: Vec<Change>,
+    /// Retained facts whose body or state the commit wrote (sorted, unique):
+    /// what a durable copy of the ledger must rewrite. Erased facts are in
+    /// `changes` instead.
+    pub touched: Vec<FactId>,
 }
 
 /// The ledger. Single writer: every `&mut self` method is a commit.
@@ -186,6 +191,10 @@ pub struct Ledger {
     signatures: FxHashMap<FactId, Signature>,
     /// Canonical name (entity or participant) → retained facts naming it.
     facts_by_name: FxHashMap<Arc<str>, Vec<FactId>>,
+    /// Facts written since the last commit finished (drained into
+    /// [`Commit::touched`]); every write to a fact goes through `fact_mut`,
+    /// `new_fact` or `touch`, which record it here.
+    touched: Vec<FactId>,
 }
 
 impl Ledger {
@@ -204,7 +213,68 @@ impl Ledger {
             absorb_buckets: FxHashMap::default(),
             signatures: FxHashMap::default(),
             facts_by_name: FxHashMap::default(),
+            touched: Vec::new(),
         }
+    }
+
+    /// A ledger rebuilt from a durable copy: the retained `facts` (any
+    /// order), the id the next fact gets, and the last commit. Rebuilds every
+    /// lookup map, then checks the invariants; a copy that breaks one is
+    /// refused with the reason rather than served.
+    pub fn restore(
+        config: &Config,
+        facts: Vec<Fact>,
+        next_id: u64,
+        seq: Seq,
+        committed_at: WallTime,
+    ) -> std::result::Result<Ledger, String> {
+        let mut ledger = Ledger::new(config);
+        ledger.seq = seq;
+        ledger.committed_at = committed_at;
+        ledger.facts = (0..next_id).map(|_| None).collect();
+        for fact in facts {
+            let id = fact.id();
+            let slot = ledger
+                .facts
+                .get_mut(id.0 as usize)
+                .ok_or_else(|| format!("fact {id} is at or past the next id {next_id}"))?;
+            if slot.replace(fact).is_some() {
+                return Err(format!("fact {id} is stored twice"));
+            }
+        }
+        for i in 0..ledger.facts.len() {
+            let Some(fact) = &ledger.facts[i] else {
+                continue;
+            };
+            let (id, body, current) = (fact.id(), fact.body.clone(), fact.state.is_current());
+            for name in names_of(&body) {
+                ledger.facts_by_name.entry(name).or_default().push(id);
+            }
+            if let Some(key) = &body.key {
+                ledger
+                    .versions_by_key
+                    .entry(key.clone())
+                    .or_default()
+                    .push(id);
+            }
+            if current {
+                if let Some(key) = &body.key
+                    && let Some(other) = ledger.active_by_key.get(key)
+                {
+                    return Err(format!(
+                        "facts {other} and {id} are both current for key {key}"
+                    ));
+                }
+                ledger.index_active(id, Signature::of(&text::normalize(&body.text)));
+            }
+        }
+        ledger.verify()?;
+        Ok(ledger)
+    }
+
+    /// The id the next new fact will get (ids are never reused, erased or not).
+    pub fn next_id(&self) -> u64 {
+        self.facts.len() as u64
     }
 
     /// The last commit's sequence number.
@@ -279,6 +349,11 @@ impl Ledger {
 
     /// Advances the sequence if the commit changed anything.
     fn finish(&mut self, commit: &mut Commit, t: WallTime) {
+        let mut touched = std::mem::take(&mut self.touched);
+        touched.sort_unstable();
+        touched.dedup();
+        touched.retain(|id| self.get(*id).is_some());
+        commit.touched = touched;
         if commit.changes.is_empty() {
             commit.seq = self.seq;
         } else {
@@ -356,6 +431,7 @@ impl Ledger {
     }
 
     fn fact_mut(&mut self, id: FactId) -> &mut Fact {
+        self.touched.push(id);
         self.facts[id.0 as usize]
             .as_mut()
             .expect("ledger maps list only retained facts")
@@ -437,6 +513,7 @@ impl Ledger {
                 .push(id);
         }
         self.facts.push(Some(fact));
+        self.touched.push(id);
         id
     }
 
@@ -584,6 +661,7 @@ impl Ledger {
         };
         for &id in ids {
             if let Some(Some(fact)) = self.facts.get_mut(id.0 as usize) {
+                self.touched.push(id);
                 fact.state.usage.record(at, half_life);
                 commit.changes.push(Change::Refreshed {
                     fact: id,

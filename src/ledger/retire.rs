@@ -115,11 +115,13 @@ impl Ledger {
             && let Some(Some(f)) = self.facts.get_mut(o.0 as usize)
         {
             f.state.superseded_by = newer;
+            self.touched.push(o);
         }
         if let Some(n) = newer
             && let Some(Some(f)) = self.facts.get_mut(n.0 as usize)
         {
             f.state.supersedes = older;
+            self.touched.push(n);
         }
         if let Some(key) = &fact.body.key {
             remove_from(&mut self.versions_by_key, key, id);
