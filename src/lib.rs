@@ -64,6 +64,7 @@ pub mod rules;
 pub mod run;
 pub mod scale;
 pub mod serve;
+pub mod server;
 pub mod sync;
 pub mod synth;
 pub mod text;

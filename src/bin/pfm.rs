@@ -28,6 +28,20 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
+enum TokenAction {
+    /// Create a bearer token for a tenant (creating the tenant if new) and
+    /// print it; only its SHA-256 is stored. A running server picks it up.
+    Create {
+        /// The tenant: 1 to 64 characters of a-z, 0-9, '-', '_'.
+        #[arg(long)]
+        tenant: String,
+        /// The server's data directory.
+        #[arg(long, default_value = "pfm-data")]
+        data_dir: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
 enum Command {
     /// Appendix G on this machine: serve a synthetic store while construction
     /// ingests, and print memory-induced waiting (Table 8) and snapshot lag
@@ -84,6 +98,78 @@ enum Command {
         /// Print one JSON object on stdout (progress stays on stderr).
         #[arg(long)]
         json: bool,
+        /// Drive a running `pfm serve` at this URL over HTTP instead of an
+        /// in-process runtime (e.g. http://127.0.0.1:7878); needs --token.
+        #[arg(long)]
+        target: Option<String>,
+        /// The tenant's bearer token for --target (or PFM_TOKEN).
+        #[arg(long, env = "PFM_TOKEN", hide_env_values = true)]
+        token: Option<String>,
+        /// With --target: client threads.
+        #[arg(long, default_value_t = 4)]
+        concurrency: usize,
+        /// With --target: seconds of the single-observation ingest phase.
+        #[arg(long, default_value_t = 5.0)]
+        ingest_secs: f64,
+    },
+    /// Serve memory over HTTP/JSON (`/v1`): tenants with bearer tokens, a
+    /// durable ledger per tenant under --data-dir, Prometheus `/metrics`,
+    /// OpenAPI at `/v1/openapi.json`. Stops on SIGINT/SIGTERM after
+    /// finishing in-flight requests and flushing the ledgers. Logs go to
+    /// stderr, filtered by RUST_LOG (default info; no fact text at info).
+    Serve {
+        /// Address to listen on (port 0 picks a free one; the bound address
+        /// is printed on stdout as `listening on ADDR`).
+        #[arg(long, default_value = "127.0.0.1:7878")]
+        addr: std::net::SocketAddr,
+        /// Where tenants' ledgers and the token file live.
+        #[arg(long, default_value = "pfm-data")]
+        data_dir: PathBuf,
+        /// always (fsync every request) or group:N (one fsync per batch of
+        /// requests, a batch collected for at most N ms).
+        #[arg(long, default_value = "group:5")]
+        fsync: pfm::server::writer::Fsync,
+        /// Retrieval workers per tenant.
+        #[arg(long, default_value_t = 2)]
+        workers: usize,
+        /// Request threads (blocking half of retrieval, shared by tenants).
+        #[arg(long, default_value_t = 8)]
+        request_threads: usize,
+        /// Requests per second per tenant (and burst size).
+        #[arg(long, default_value = "10000")]
+        rate_limit: std::num::NonZeroU32,
+        /// Largest request body in bytes.
+        #[arg(long, default_value_t = 4 << 20)]
+        max_body: usize,
+        /// Most observations in one request.
+        #[arg(long, default_value_t = 1000)]
+        max_batch: usize,
+        /// Seconds before a request (body upload included) is answered 408.
+        #[arg(long, default_value_t = 30)]
+        request_timeout_secs: u64,
+        /// Create this tenant with a fresh token at start if the data
+        /// directory has no token yet (the token is printed once on stdout).
+        #[arg(long)]
+        bootstrap_tenant: Option<String>,
+    },
+    /// Tenant tokens for `pfm serve`.
+    Token {
+        #[command(subcommand)]
+        action: TokenAction,
+    },
+    /// Inspect a tenant's ledger file: redb first repairs an unclean
+    /// shutdown; rows that do not decode are listed (and, with
+    /// --drop-corrupt, deleted). The server refuses to start on such rows.
+    Repair {
+        /// The server's data directory.
+        #[arg(long, default_value = "pfm-data")]
+        data_dir: PathBuf,
+        /// The tenant whose ledger to inspect.
+        #[arg(long)]
+        tenant: String,
+        /// Delete the rows that do not decode (their facts are lost).
+        #[arg(long)]
+        drop_corrupt: bool,
     },
     /// The controlled revision benchmark (paper Sections 6-7.2, Appendices B
     /// and J): generates the instances, builds keyed and keyless stores,
@@ -198,7 +284,28 @@ fn main() -> Result<()> {
             no_pin,
             no_hedge,
             json,
+            target,
+            token,
+            concurrency,
+            ingest_secs,
         } => {
+            if let Some(target) = target {
+                let token = token.context("--target needs --token (or PFM_TOKEN)")?;
+                let options = pfm::load::http::HttpLoadOptions {
+                    target,
+                    token,
+                    facts,
+                    ingest_secs,
+                    ingest_rate,
+                    requests,
+                    concurrency,
+                    mode,
+                    omega_us,
+                    seed,
+                    vocabulary,
+                };
+                return run_http_load(&options, json);
+            }
             let options = LoadOptions {
                 facts,
                 ingest_rate,
@@ -223,6 +330,89 @@ fn main() -> Result<()> {
             event_time,
             history,
         } => demo(event_time, history),
+        Command::Serve {
+            addr,
+            data_dir,
+            fsync,
+            workers,
+            request_threads,
+            rate_limit,
+            max_body,
+            max_batch,
+            request_timeout_secs,
+            bootstrap_tenant,
+        } => {
+            init_logging();
+            if let Some(tenant) = bootstrap_tenant
+                && pfm::server::tokens::load(&data_dir)?.is_empty()
+            {
+                let token =
+                    pfm::server::tokens::create(&data_dir, &tenant, jiff::Timestamp::now())?;
+                println!("token for tenant {tenant}: {token}");
+            }
+            let options = pfm::server::ServerOptions {
+                addr,
+                data_dir,
+                tenant: pfm::server::tenant::TenantOptions {
+                    config: Config::default(),
+                    workers,
+                    fsync,
+                    rate_limit,
+                },
+                limits: pfm::server::Limits {
+                    max_body,
+                    max_batch,
+                    ..pfm::server::Limits::default()
+                },
+                request_threads,
+                request_timeout: Duration::from_secs(request_timeout_secs),
+            };
+            pfm::server::run(options, |addr| {
+                use std::io::Write;
+                println!("listening on {addr}");
+                let _ = std::io::stdout().flush();
+            })?;
+            Ok(())
+        }
+        Command::Token {
+            action: TokenAction::Create { tenant, data_dir },
+        } => {
+            let token = pfm::server::tokens::create(&data_dir, &tenant, jiff::Timestamp::now())?;
+            eprintln!(
+                "created a token for tenant {tenant} in {} (shown once; only its hash is stored):",
+                data_dir.display()
+            );
+            println!("{token}");
+            Ok(())
+        }
+        Command::Repair {
+            data_dir,
+            tenant,
+            drop_corrupt,
+        } => {
+            pfm::server::tokens::check_tenant(&tenant)?;
+            let dir = data_dir.join("tenants").join(&tenant);
+            let report = pfm::ledger::durable::repair(&dir, Config::default(), drop_corrupt)?;
+            println!(
+                "{}: {} rows read, {} corrupt",
+                dir.join(pfm::ledger::durable::FILE).display(),
+                report.rows,
+                report.corrupt.len()
+            );
+            for (key, why) in &report.corrupt {
+                println!("  row {key}: {why}");
+            }
+            if report.dropped {
+                println!("dropped the corrupt rows; the ledger opens cleanly now");
+            } else if !report.corrupt.is_empty() {
+                anyhow::bail!(
+                    "the ledger has corrupt rows: rerun with --drop-corrupt to delete them (their facts are lost)"
+                );
+            } else {
+                println!("the ledger opens cleanly");
+            }
+            Ok(())
+        }
         Command::Scale {
             sizes,
             vocabularies,
@@ -423,6 +613,27 @@ fn run_load(options: &LoadOptions, json: bool) -> Result<()> {
         print!("{}", report.tables());
     }
     Ok(())
+}
+
+fn run_http_load(options: &pfm::load::http::HttpLoadOptions, json: bool) -> Result<()> {
+    let report = pfm::load::http::run(options, &|line| eprintln!("{line}"))?;
+    if json {
+        println!("{}", serde_json::to_string(&report)?);
+    } else {
+        println!("{}", report.table());
+    }
+    Ok(())
+}
+
+/// `tracing` to stderr, filtered by RUST_LOG (default `info`).
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
 }
 
 fn print_accounting(seeds: &[u64], people: usize) -> Result<()> {

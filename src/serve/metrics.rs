@@ -43,11 +43,16 @@ pub enum Quantity {
     Commit,
     /// Observations in one group commit (a count).
     BatchSize,
+    /// A whole retrieve call at the server (`pfm serve`), request threads.
+    Retrieve,
+    /// An observation from arrival at the server's writer to its durable
+    /// acknowledgement (group-commit wait, commit and fsync).
+    Observe,
 }
 
 impl Quantity {
     /// Every quantity, in index order.
-    pub const ALL: [Quantity; 11] = [
+    pub const ALL: [Quantity; 13] = [
         Quantity::Read,
         Quantity::Handoff,
         Quantity::FreshWait,
@@ -59,6 +64,8 @@ impl Quantity {
         Quantity::Publish,
         Quantity::Commit,
         Quantity::BatchSize,
+        Quantity::Retrieve,
+        Quantity::Observe,
     ];
 
     /// Its name in reports.
@@ -75,6 +82,8 @@ impl Quantity {
             Quantity::Publish => "publish",
             Quantity::Commit => "commit",
             Quantity::BatchSize => "batch_size",
+            Quantity::Retrieve => "retrieve",
+            Quantity::Observe => "observe",
         }
     }
 }

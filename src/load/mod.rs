@@ -10,6 +10,8 @@
 //! starts, the rest are streamed in at the ingest rate, one observation per
 //! message (the actor's group commit batches them).
 
+pub mod http;
+
 use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -456,7 +458,7 @@ fn ingest(runtime: &Runtime, stream: &[Observation], rate: f64, done: &AtomicBoo
 }
 
 /// Exact quantiles of a small sample.
-fn quantiles_of(mut values: Vec<u64>) -> Quantiles {
+pub(crate) fn quantiles_of(mut values: Vec<u64>) -> Quantiles {
     if values.is_empty() {
         return Quantiles::default();
     }

@@ -1,0 +1,623 @@
+//! `pfm serve` end to end, as a child process on a free loopback port:
+//! crash safety (SIGKILL mid-stream), tenant isolation, erasure, bad input.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+const PFM: &str = env!("CARGO_BIN_EXE_pfm");
+
+/// A running server.
+struct Server {
+    child: Child,
+    base: String,
+}
+
+impl Server {
+    fn start(dir: &Path, extra: &[&str]) -> Server {
+        let mut child = Command::new(PFM)
+            .args(["serve", "--addr", "127.0.0.1:0", "--data-dir"])
+            .arg(dir)
+            .args(extra)
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("pfm serve starts");
+        let stdout = child.stdout.take().unwrap();
+        let mut lines = BufReader::new(stdout).lines();
+        let addr = loop {
+            let line = lines
+                .next()
+                .expect("the server prints its address before anything else fails")
+                .unwrap();
+            if let Some(a) = line.strip_prefix("listening on ") {
+                break a.to_owned();
+            }
+        };
+        Server {
+            child,
+            base: format!("http://{addr}"),
+        }
+    }
+
+    fn kill9(mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+
+    fn stop(mut self) {
+        // SIGTERM: graceful shutdown.
+        let pid = self.child.id() as i32;
+        // SAFETY: kill(2) with a child's pid has no memory-safety preconditions.
+        assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+        let status = self.child.wait().unwrap();
+        assert!(status.success(), "graceful shutdown exits 0: {status}");
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn token(dir: &Path, tenant: &str) -> String {
+    let out = Command::new(PFM)
+        .args(["token", "create", "--tenant", tenant, "--data-dir"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+fn tempdir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("pfm-server-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A client for one tenant (or none).
+#[derive(Clone)]
+struct Client {
+    agent: ureq::Agent,
+    base: String,
+    token: Option<String>,
+}
+
+impl Client {
+    fn new(server: &Server, token: Option<&str>) -> Client {
+        let config = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(Some(Duration::from_secs(20)))
+            .build();
+        Client {
+            agent: ureq::Agent::new_with_config(config),
+            base: server.base.clone(),
+            token: token.map(str::to_owned),
+        }
+    }
+
+    fn send(&self, method: &str, path: &str, body: Option<&[u8]>) -> Result<(u16, Value), String> {
+        let url = format!("{}{path}", self.base);
+        let mut req = ureq::http::Request::builder()
+            .method(method)
+            .uri(&url)
+            .header("content-type", "application/json");
+        if let Some(t) = &self.token {
+            req = req.header("authorization", format!("Bearer {t}"));
+        }
+        let req = req.body(body.unwrap_or_default().to_vec()).unwrap();
+        let mut resp = self.agent.run(req).map_err(|e| e.to_string())?;
+        let status = resp.status().as_u16();
+        let text = resp
+            .body_mut()
+            .read_to_string()
+            .map_err(|e| e.to_string())?;
+        let value = if text.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_str(&text).map_err(|e| format!("{e}: {text}"))?
+        };
+        Ok((status, value))
+    }
+
+    fn call(&self, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+        let bytes = body.map(|b| serde_json::to_vec(&b).unwrap());
+        self.send(method, path, bytes.as_deref()).unwrap()
+    }
+
+    fn ok(&self, method: &str, path: &str, body: Option<Value>) -> Value {
+        let (status, v) = self.call(method, path, body);
+        assert!(
+            (200..300).contains(&status),
+            "{method} {path}: {status} {v}"
+        );
+        v
+    }
+
+    fn observe(&self, o: Value) -> Value {
+        self.ok("POST", "/v1/observe", Some(o))["receipts"][0].clone()
+    }
+
+    fn retrieve(&self, context: &str, participants: &[&str]) -> String {
+        let v = self.ok(
+            "POST",
+            "/v1/retrieve",
+            Some(json!({"context": context, "participants": participants, "at": "2026-01-01"})),
+        );
+        v["block"].as_str().unwrap().to_owned()
+    }
+}
+
+fn keyed(entity: &str, slot: &str, value: &str, day: u32) -> Value {
+    json!({
+        "text": format!("{entity}'s {slot} is now {value}."),
+        "key": {"entity": entity, "slot": slot},
+        "value": value,
+        "participants": [entity],
+        "at": format!("2025-06-{:02}", day % 28 + 1),
+    })
+}
+
+/// Sends observations from several clients until SIGKILL, restarts, and
+/// checks every acknowledged observation against a model: each client owns
+/// its keys and sends one request at a time, so a key's active value is its
+/// last acknowledged value, or the one value that was in flight at the kill
+/// (durable but unanswered).
+#[test]
+fn every_acknowledged_observation_survives_sigkill() {
+    let dir = tempdir("crash");
+    let tok = token(&dir, "crash");
+    let server = Server::start(&dir, &[]);
+    let stop = Arc::new(AtomicBool::new(false));
+    // Per client: acknowledged (key, value, fact id) in order, and the
+    // request in flight when the server died.
+    type Log = (Vec<(String, String, u64)>, Option<(String, String)>);
+    let logs: Arc<Mutex<Vec<Log>>> = Arc::new(Mutex::new(Vec::new()));
+    let clients: Vec<_> = (0..4)
+        .map(|c| {
+            let (client, stop, logs) =
+                (Client::new(&server, Some(&tok)), stop.clone(), logs.clone());
+            std::thread::spawn(move || {
+                let mut log: Log = (Vec::new(), None);
+                for i in 0.. {
+                    if stop.load(Ordering::Relaxed) && i > 0 && log.1.is_none() {
+                        break;
+                    }
+                    let entity = format!("Person{c}x{}", i % 7);
+                    let value = format!("v{c}n{i}");
+                    let body = keyed(&entity, "desk", &value, i);
+                    log.1 = Some((entity.clone(), value.clone()));
+                    match client.send(
+                        "POST",
+                        "/v1/observe",
+                        Some(&serde_json::to_vec(&body).unwrap()),
+                    ) {
+                        Ok((200, r)) => {
+                            let fact = r["receipts"][0]["fact"].as_u64().unwrap();
+                            log.0.push((entity, value, fact));
+                            log.1 = None;
+                        }
+                        Ok((status, r)) => panic!("observe answered {status}: {r}"),
+                        // The server is gone: this request is in flight.
+                        Err(_) => break,
+                    }
+                }
+                logs.lock().unwrap().push(log);
+            })
+        })
+        .collect();
+    // Let a few hundred observations through, then kill mid-stream.
+    let probe = Client::new(&server, Some(&tok));
+    loop {
+        std::thread::sleep(Duration::from_millis(50));
+        let (_, m) = probe.send("GET", "/healthz", None).unwrap();
+        assert_eq!(m["status"], "ok");
+        let seq = probe.ok("POST", "/v1/retrieve", Some(json!({"context": "desk"})))["store_seq"]
+            .as_u64()
+            .unwrap();
+        if seq >= 150 {
+            break;
+        }
+    }
+    server.kill9();
+    stop.store(true, Ordering::Relaxed);
+    for c in clients {
+        c.join().unwrap();
+    }
+    let logs = logs.lock().unwrap().clone();
+    let acked: usize = logs.iter().map(|l| l.0.len()).sum();
+    assert!(acked >= 150, "only {acked} acknowledged before the kill");
+
+    let server = Server::start(&dir, &[]);
+    let client = Client::new(&server, Some(&tok));
+    let mut last: HashMap<String, (String, u64)> = HashMap::new();
+    let mut in_flight: HashMap<String, String> = HashMap::new();
+    for (acks, flying) in &logs {
+        for (entity, value, fact) in acks {
+            // Every acknowledged observation is retained, with its text.
+            let f = client.ok("GET", &format!("/v1/facts/{fact}"), None);
+            assert_eq!(
+                f["fact"]["body"]["value"],
+                value.to_lowercase(),
+                "fact {fact}"
+            );
+            last.insert(entity.clone(), (value.clone(), *fact));
+        }
+        if let Some((entity, value)) = flying {
+            in_flight.insert(entity.clone(), value.clone());
+        }
+    }
+    for (entity, (value, fact)) in &last {
+        let f = client.ok("GET", &format!("/v1/facts/{fact}"), None);
+        let state = &f["fact"]["state"];
+        if state["status"] == "active" {
+            continue;
+        }
+        // Only the in-flight revision of this key may have displaced it.
+        let newer = state["superseded_by"].as_u64().unwrap_or_else(|| {
+            panic!("{entity}: last acknowledged value {value} is {state} with no successor")
+        });
+        let n = client.ok("GET", &format!("/v1/facts/{newer}"), None);
+        assert_eq!(n["fact"]["state"]["status"], "active");
+        assert_eq!(
+            Some(&n["fact"]["body"]["value"].as_str().unwrap().to_owned()),
+            in_flight.get(entity).map(|v| v.to_lowercase()).as_ref(),
+            "{entity}: the active value is neither the last acknowledged nor the in-flight one"
+        );
+    }
+    // And the server still takes writes after the replay.
+    client.observe(keyed("Person0x0", "desk", "after", 1));
+    server.stop();
+}
+
+#[test]
+fn a_tenant_cannot_reach_another_tenants_facts() {
+    let dir = tempdir("isolation");
+    let (ta, tb) = (token(&dir, "alpha"), token(&dir, "beta"));
+    let server = Server::start(&dir, &[]);
+    let (a, b) = (
+        Client::new(&server, Some(&ta)),
+        Client::new(&server, Some(&tb)),
+    );
+    let secret = "Kim Tanaka's vault code is 77alpha31.";
+    let receipt =
+        a.observe(json!({"text": secret, "participants": ["Kim Tanaka"], "at": "2025-06-02"}));
+    let id = receipt["fact"].as_u64().unwrap();
+    b.observe(json!({"text": "Kim Tanaka likes green tea.", "participants": ["Kim Tanaka"], "at": "2025-06-03"}));
+    let ctx = a.ok(
+        "POST",
+        "/v1/contexts",
+        Some(json!({"context": "vault code", "participants": ["Kim Tanaka"]})),
+    );
+    let ctx = ctx["id"].as_u64().unwrap();
+
+    // Read: retrieval, fact lookup (every id B could name), contexts.
+    assert!(
+        !b.retrieve("what is Kim's vault code", &["Kim Tanaka"])
+            .contains("77alpha31")
+    );
+    for i in 0..4 {
+        let (_, v) = b.call("GET", &format!("/v1/facts/{i}"), None);
+        assert!(
+            !v.to_string().contains("77alpha31"),
+            "B read A's fact {i}: {v}"
+        );
+    }
+    let (status, v) = b.call("POST", "/v1/retrieve", Some(json!({"context_id": ctx})));
+    assert!(
+        status == 404 || !v.to_string().contains("77alpha31"),
+        "{status} {v}"
+    );
+    // Erase and unregister: nothing of A's goes.
+    b.ok("POST", "/v1/forget", Some(json!({"entity": "Kim Tanaka"})));
+    let (status, _) = b.call("POST", "/v1/forget", Some(json!({"fact": id})));
+    assert_eq!(status, 404);
+    b.call("DELETE", &format!("/v1/contexts/{ctx}"), None);
+    // Write: B's observation stays B's.
+    b.observe(json!({"text": "Kim Tanaka's vault code is 99beta00.", "participants": ["Kim Tanaka"], "at": "2025-06-04"}));
+
+    let block = a.retrieve("what is Kim's vault code", &["Kim Tanaka"]);
+    assert!(
+        block.contains("77alpha31") && !block.contains("99beta00") && !block.contains("green tea"),
+        "{block}"
+    );
+    assert_eq!(
+        a.ok("GET", &format!("/v1/facts/{id}"), None)["fact"]["body"]["text"],
+        secret
+    );
+    let snap = a.ok("POST", "/v1/retrieve", Some(json!({"context_id": ctx})));
+    assert!(
+        snap["block"].as_str().unwrap().contains("77alpha31"),
+        "{snap}"
+    );
+    // A token opens its own tenant only; none opens nothing.
+    let none = Client::new(&server, None);
+    for (m, p) in [
+        ("POST", "/v1/observe"),
+        ("POST", "/v1/retrieve"),
+        ("GET", "/v1/facts/0"),
+        ("POST", "/v1/forget"),
+        ("POST", "/v1/contexts"),
+        ("DELETE", "/v1/contexts/1"),
+    ] {
+        let (status, v) = none.call(m, p, Some(json!({})));
+        assert_eq!(
+            (status, v["error"]["code"].as_str()),
+            (401, Some("unauthorized")),
+            "{m} {p}"
+        );
+    }
+    server.stop();
+}
+
+#[test]
+fn erased_text_never_comes_back() {
+    let dir = tempdir("erasure");
+    let tok = token(&dir, "erase");
+    let server = Server::start(&dir, &[]);
+    let c = Client::new(&server, Some(&tok));
+    let old = c.observe(keyed("Ana Silva", "pin", "pin4431zz", 1));
+    let new = c.observe(keyed("Ana Silva", "pin", "pin9907qq", 2));
+    assert_eq!(new["outcome"], "superseded");
+    c.observe(json!({"text": "Ana Silva plays the cello.", "participants": ["Ana Silva"], "at": "2025-06-03"}));
+    let erased = c.ok(
+        "POST",
+        "/v1/forget",
+        Some(json!({"key": {"entity": "Ana Silva", "slot": "pin"}})),
+    );
+    let mut ids: Vec<u64> = erased["erased"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    ids.sort();
+    assert_eq!(
+        ids,
+        [old["fact"].as_u64().unwrap(), new["fact"].as_u64().unwrap()]
+    );
+
+    let check = |c: &Client| {
+        for id in &ids {
+            let (status, v) = c.call("GET", &format!("/v1/facts/{id}"), None);
+            assert_eq!(
+                (status, v["error"]["code"].as_str()),
+                (404, Some("unknown_fact"))
+            );
+        }
+        for mode in ["snapshot", "fresh"] {
+            let v = c.ok("POST", "/v1/retrieve", Some(json!({"context": "what is Ana's pin", "participants": ["Ana Silva"], "mode": mode, "omega_us": 200000, "deadline_ms": 500})));
+            let text = v.to_string();
+            assert!(
+                !text.contains("pin4431zz") && !text.contains("pin9907qq"),
+                "{text}"
+            );
+            assert!(text.contains("cello"), "the rest stays: {text}");
+        }
+    };
+    check(&c);
+    server.stop();
+    for needle in ["pin4431zz", "pin9907qq"] {
+        assert!(
+            !grep(&dir, needle),
+            "{needle} is still in the data directory"
+        );
+    }
+    let server = Server::start(&dir, &[]);
+    check(&Client::new(&server, Some(&tok)));
+    server.stop();
+}
+
+fn grep(dir: &Path, needle: &str) -> bool {
+    std::fs::read_dir(dir).unwrap().any(|e| {
+        let path = e.unwrap().path();
+        if path.is_dir() {
+            return grep(&path, needle);
+        }
+        let bytes = std::fs::read(&path).unwrap();
+        bytes.windows(needle.len()).any(|w| w == needle.as_bytes())
+    })
+}
+
+#[test]
+fn bad_input_gets_a_documented_4xx_and_the_server_keeps_serving() {
+    let dir = tempdir("bad-input");
+    let tok = token(&dir, "bad");
+    let server = Server::start(&dir, &["--max-body", "2048", "--max-batch", "3"]);
+    let c = Client::new(&server, Some(&tok));
+    let cases: Vec<(&str, &str, Vec<u8>, u16, &str)> = vec![
+        (
+            "POST",
+            "/v1/observe",
+            b"{\"text\": ".to_vec(),
+            400,
+            "invalid_json",
+        ),
+        (
+            "POST",
+            "/v1/observe",
+            b"[1, 2".to_vec(),
+            400,
+            "invalid_json",
+        ),
+        (
+            "POST",
+            "/v1/observe",
+            br#"{"text": 42}"#.to_vec(),
+            422,
+            "invalid_body",
+        ),
+        (
+            "POST",
+            "/v1/observe",
+            br#"{"text": "hi", "colour": "red"}"#.to_vec(),
+            422,
+            "invalid_body",
+        ),
+        (
+            "POST",
+            "/v1/observe",
+            br#"{"participants": ["A"]}"#.to_vec(),
+            422,
+            "invalid_body",
+        ),
+        (
+            "POST",
+            "/v1/observe",
+            br#"{"text": "   "}"#.to_vec(),
+            400,
+            "invalid_input",
+        ),
+        (
+            "POST",
+            "/v1/observe",
+            br#"{"text": "hi", "at": "yesterday-ish"}"#.to_vec(),
+            400,
+            "invalid_input",
+        ),
+        (
+            "POST",
+            "/v1/observe",
+            serde_json::to_vec(&json!({"text": "x".repeat(4000)})).unwrap(),
+            413,
+            "payload_too_large",
+        ),
+        (
+            "POST",
+            "/v1/observe",
+            serde_json::to_vec(&json!({"observations": vec![json!({"text": "a b"}); 4]})).unwrap(),
+            400,
+            "batch_too_large",
+        ),
+        (
+            "POST",
+            "/v1/retrieve",
+            br#"{"context": "x", "k": 0}"#.to_vec(),
+            400,
+            "invalid_input",
+        ),
+        (
+            "POST",
+            "/v1/retrieve",
+            br#"{"context": "x", "k": "six"}"#.to_vec(),
+            422,
+            "invalid_body",
+        ),
+        (
+            "POST",
+            "/v1/retrieve",
+            br#"{"context": "x", "rules": {"identity": "psychic"}}"#.to_vec(),
+            400,
+            "invalid_body",
+        ),
+        (
+            "POST",
+            "/v1/retrieve",
+            br#"{"context": "x", "mode": "fresh", "omega_us": 0}"#.to_vec(),
+            400,
+            "invalid_input",
+        ),
+        (
+            "POST",
+            "/v1/retrieve",
+            br#"{"context_id": 999}"#.to_vec(),
+            404,
+            "unknown_context",
+        ),
+        ("GET", "/v1/facts/12345", Vec::new(), 404, "unknown_fact"),
+        (
+            "GET",
+            "/v1/facts/minus-one",
+            Vec::new(),
+            400,
+            "invalid_input",
+        ),
+        (
+            "POST",
+            "/v1/forget",
+            br#"{"fact": 1, "entity": "A"}"#.to_vec(),
+            400,
+            "invalid_input",
+        ),
+        (
+            "DELETE",
+            "/v1/contexts/77",
+            Vec::new(),
+            404,
+            "unknown_context",
+        ),
+        ("GET", "/v1/observe", Vec::new(), 405, "method_not_allowed"),
+        ("GET", "/v2/anything", Vec::new(), 404, "not_found"),
+    ];
+    for (method, path, body, status, code) in cases {
+        let (got, v) = c.send(method, path, Some(&body)).unwrap();
+        assert_eq!(
+            (got, v["error"]["code"].as_str()),
+            (status, Some(code)),
+            "{method} {path} {}: {v}",
+            String::from_utf8_lossy(&body)
+        );
+        assert!(
+            v["error"]["message"]
+                .as_str()
+                .is_some_and(|m| !m.is_empty())
+        );
+    }
+    for (tokened, code) in [
+        (Some("pfm_not_a_real_token"), "unauthorized"),
+        (None, "unauthorized"),
+    ] {
+        let (got, v) =
+            Client::new(&server, tokened).call("POST", "/v1/observe", Some(json!({"text": "hi"})));
+        assert_eq!((got, v["error"]["code"].as_str()), (401, Some(code)));
+    }
+    // Still serving, and nothing bad was stored.
+    let (status, health) = c.call("GET", "/healthz", None);
+    assert_eq!((status, health["status"].as_str()), (200, Some("ok")));
+    c.observe(json!({"text": "Lee Park moved to Oslo.", "participants": ["Lee Park"], "at": "2025-06-02"}));
+    assert!(
+        c.retrieve("where did Lee move", &["Lee Park"])
+            .contains("Oslo")
+    );
+    assert_eq!(
+        c.ok("POST", "/v1/retrieve", Some(json!({"context": "x"})))["store_seq"],
+        1
+    );
+    server.stop();
+}
+
+#[test]
+fn a_tenant_over_its_rate_limit_gets_429() {
+    let dir = tempdir("rate");
+    let tok = token(&dir, "rate");
+    let server = Server::start(&dir, &["--rate-limit", "3"]);
+    let c = Client::new(&server, Some(&tok));
+    let statuses: Vec<u16> = (0..10)
+        .map(|_| {
+            c.call("POST", "/v1/retrieve", Some(json!({"context": "x"})))
+                .0
+        })
+        .collect();
+    assert!(
+        statuses.contains(&200) && statuses.contains(&429),
+        "{statuses:?}"
+    );
+    let (_, v) = c.call("POST", "/v1/retrieve", Some(json!({"context": "x"})));
+    assert_eq!(v["error"]["code"], "rate_limited");
+    server.stop();
+}
