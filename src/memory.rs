@@ -229,11 +229,16 @@ impl Memory {
                 changes.push(Change::Activated(fact.id()));
             }
         }
+        let empty = changes.is_empty();
         memory.apply(&Commit {
             seq,
             changes,
             ..Commit::default()
         });
+        if empty {
+            // Every fact erased: still publish at the stored sequence.
+            memory.publish(seq);
+        }
         memory.journal = Journal::default();
         Ok(memory)
     }

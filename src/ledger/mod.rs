@@ -192,8 +192,9 @@ pub struct Ledger {
     /// Canonical name (entity or participant) → retained facts naming it.
     facts_by_name: FxHashMap<Arc<str>, Vec<FactId>>,
     /// Facts written since the last commit finished (drained into
-    /// [`Commit::touched`]); every write to a fact goes through `fact_mut`,
-    /// `new_fact` or `touch`, which record it here.
+    /// [`Commit::touched`]): `fact_mut` and `new_fact` record every fact
+    /// they hand out or create; the two writes that bypass them (usage
+    /// records, erasure's chain splice) record theirs by hand.
     touched: Vec<FactId>,
 }
 
