@@ -28,7 +28,7 @@
 //! - [`fact`]: facts (Definition 1), keys, statuses, intervals, the version graph.
 //! - [`extract`]: the rule extractor, its slot table and the gazetteer.
 //! - [`ledger`]: the bi-temporal ledger and its commit rules, pruning,
-//!   erasure, as-of views.
+//!   erasure, as-of views, and its durable copy on disk (`ledger::durable`).
 //! - [`graph`]: the memory graph behind the association term.
 //! - [`index`]: immutable index versions, built copy-on-write from segments.
 //! - [`rank`]: the PFM scorer and the baseline arms.
@@ -37,9 +37,12 @@
 //! - [`retrieve`]: requests and the read path (a pure function of a version).
 //! - [`memory`]: the store as a library user sees it.
 //! - [`eval`]: `pfm eval`, the controlled benchmark and its statistics.
-//! - [`load`]: the `pfm load` harness (Appendix G on one machine).
+//! - [`load`]: the `pfm load` harness (Appendix G on one machine), in process
+//!   or against a running server over HTTP (`load::http`).
 //! - [`serve`]: the serving runtime (construction actor, snapshot publisher,
 //!   worker pool, request path) and its instrumentation.
+//! - `server`: `pfm serve` — the HTTP/JSON API, tenants and tokens, the
+//!   durable write path, Prometheus metrics (left out of the loom build).
 //! - [`sync`]: the primitives of the serving protocols (std / arc-swap, or
 //!   loom's under `--cfg loom`).
 //! - [`synth`]: the synthetic scaling corpus.
@@ -64,6 +67,7 @@ pub mod rules;
 pub mod run;
 pub mod scale;
 pub mod serve;
+#[cfg(not(loom))]
 pub mod server;
 pub mod sync;
 pub mod synth;

@@ -211,7 +211,9 @@ impl Memory {
     /// the ledger is restored as stored; the gazetteer, graph and indexes
     /// are derived from it exactly as the commits that made those facts
     /// derived them (each retained fact recorded, each current one
-    /// activated), so retrieval sees what it saw before.
+    /// activated), so retrieval sees what it saw before — unless
+    /// [`Memory::prune`] dropped graph edges, which the ledger does not
+    /// record (the server never prunes). `tests/prop_ledger.rs` checks it.
     pub fn restore(
         config: Config,
         facts: Vec<Fact>,

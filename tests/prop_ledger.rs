@@ -178,7 +178,7 @@ fn apply(m: &mut Memory, op: Op) -> Result<(), TestCaseError> {
             prop_assert_eq!(before, after);
         }
         Op::Use { nth, day: d } => {
-            if let Some(id) = nth_fact(&m, nth) {
+            if let Some(id) = nth_fact(m, nth) {
                 m.record_usage(&[id], day(d));
             }
         }
@@ -198,7 +198,7 @@ fn apply(m: &mut Memory, op: Op) -> Result<(), TestCaseError> {
             prop_assert!(m.ledger().facts_naming(&canonical).is_empty());
         }
         Op::ForgetFact { nth } => {
-            if let Some(id) = nth_fact(&m, nth) {
+            if let Some(id) = nth_fact(m, nth) {
                 let key = m.fact(id).unwrap().body.key.clone();
                 m.forget(&Forget::Fact(id), day(0)).unwrap();
                 prop_assert!(m.fact(id).is_err());
@@ -268,9 +268,7 @@ proptest! {
         for e in ENTITIES {
             let request = pfm::Request::new(format!("{e} meeting_time room likes"), day(500))
                 .with_participants([PARTICIPANTS[0]]);
-            let (x, y) = (restored.retrieve(&request).unwrap(), m.retrieve(&request).unwrap());
-
-            prop_assert_eq!(x.text, y.text);
+            prop_assert_eq!(restored.retrieve(&request).unwrap().text, m.retrieve(&request).unwrap().text);
         }
     }
 }

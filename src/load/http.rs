@@ -332,7 +332,11 @@ fn latency(samples: Vec<Sample>) -> Latency {
 impl HttpLoadReport {
     /// The report as a markdown table.
     pub fn table(&self) -> String {
-        let q = |q: &Quantiles| format!("{:.0} / {:.0}", q.p50, q.p99);
+        // An empty sample (a timing the mode does not have) shows as a dash.
+        let q = |q: &Quantiles| match q.max {
+            0.0 => "–".to_owned(),
+            _ => format!("{:.0} / {:.0}", q.p50, q.p99),
+        };
         let mut out = format!(
             "pfm load --target {} (concurrency {}, {:.1} s serve phase)\n\n\
              Durable ingestion: preload {} facts at {:.0} obs/s (batches of {PRELOAD_BATCH}); \
