@@ -11,12 +11,15 @@ fn day(d: u32) -> WallTime {
     WallTime::parse(&format!("2025-06-{d:02}")).unwrap()
 }
 
-fn observe(store: &DurableLedger, memory: &mut Memory, text: &str, d: u32) {
-    memory
-        .observe(Observation::new(text, day(d)).with_participants(["Alex Rivera"]))
-        .unwrap();
-    let journal = memory.take_journal();
-    store.write(&[Batch::of(memory, &journal)]).unwrap();
+/// Observes each (text, day) in its own commit and writes its journal.
+fn observe(store: &DurableLedger, memory: &mut Memory, messages: &[(&str, u32)]) {
+    for (text, d) in messages {
+        memory
+            .observe(Observation::new(*text, day(*d)).with_participants(["Alex Rivera"]))
+            .unwrap();
+        let journal = memory.take_journal();
+        store.write(&[Batch::of(memory, &journal)]).unwrap();
+    }
 }
 
 fn state(memory: &Memory) -> Vec<String> {
@@ -43,26 +46,12 @@ fn a_reopened_store_is_the_same_store() {
     observe(
         &store,
         &mut memory,
-        "The standup with Alex Rivera is moved to 9:30am.",
-        2,
-    );
-    observe(
-        &store,
-        &mut memory,
-        "Alex Rivera moved to Lisbon last spring.",
-        3,
-    );
-    observe(
-        &store,
-        &mut memory,
-        "The standup with Alex Rivera is moved to 10:45am.",
-        9,
-    );
-    observe(
-        &store,
-        &mut memory,
-        "The standup with Alex Rivera is moved to 10:45am.",
-        10,
+        &[
+            ("The standup with Alex Rivera is moved to 9:30am.", 2),
+            ("Alex Rivera moved to Lisbon last spring.", 3),
+            ("The standup with Alex Rivera is moved to 10:45am.", 9),
+            ("The standup with Alex Rivera is moved to 10:45am.", 10),
+        ],
     );
     let before = state(&memory);
     let request =
@@ -85,14 +74,10 @@ fn erasure_leaves_no_byte_of_the_text_on_disk() {
     observe(
         &store,
         &mut memory,
-        "Alex Rivera's locker code is 4417zq.",
-        2,
-    );
-    observe(
-        &store,
-        &mut memory,
-        "The standup with Alex Rivera is moved to 9:30am.",
-        3,
+        &[
+            ("Alex Rivera's locker code is 4417zq.", 2),
+            ("The standup with Alex Rivera is moved to 9:30am.", 3),
+        ],
     );
     assert!(file_contains(&dir, "4417zq"));
     let id = memory
@@ -124,14 +109,10 @@ fn a_corrupt_row_refuses_to_open_and_repair_names_it() {
         observe(
             &store,
             &mut memory,
-            "Alex Rivera moved to Lisbon last spring.",
-            3,
-        );
-        observe(
-            &store,
-            &mut memory,
-            "Alex Rivera's favourite tea is sencha.",
-            4,
+            &[
+                ("Alex Rivera moved to Lisbon last spring.", 3),
+                ("Alex Rivera's favourite tea is sencha.", 4),
+            ],
         );
     }
     {
@@ -168,8 +149,7 @@ fn a_truncated_file_refuses_to_open_naming_it() {
             observe(
                 &store,
                 &mut memory,
-                &format!("Alex Rivera ran {d} km on day {d}."),
-                d,
+                &[(&format!("Alex Rivera ran {d} km on day {d}."), d)],
             );
         }
     }
