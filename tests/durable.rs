@@ -18,7 +18,7 @@ fn observe(store: &DurableLedger, memory: &mut Memory, messages: &[(&str, u32)])
             .observe(Observation::new(*text, day(*d)).with_participants(["Alex Rivera"]))
             .unwrap();
         let journal = memory.take_journal();
-        store.write(&[Batch::of(memory, &journal)]).unwrap();
+        store.write(&Batch::of(memory, &journal)).unwrap();
     }
 }
 

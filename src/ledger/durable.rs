@@ -20,7 +20,7 @@
 //! (body and state) as JSON. Table `meta`: the format, the next fact id, and
 //! the last commit's sequence number and wall time. A [`Batch`] carries the
 //! rows one or more commits wrote (the store's [`Journal`]); one
-//! [`DurableLedger::write`] applies any number of batches in one transaction.
+//! [`DurableLedger::write`] applies it in one transaction.
 //!
 //! # Erasure
 //! Deleting a row leaves its bytes in freed pages of the file, so after an
@@ -105,16 +105,6 @@ impl Batch {
             deletes: Vec::new(),
             meta: Meta::of(memory),
         }
-    }
-
-    /// Number of fact rows written or deleted.
-    pub fn len(&self) -> usize {
-        self.rows.len() + self.deletes.len()
-    }
-
-    /// Whether the batch writes no fact row (it may still move the counters).
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 }
 
@@ -247,31 +237,27 @@ impl DurableLedger {
         Ok((facts, meta))
     }
 
-    /// Applies batches in one transaction and syncs it to disk before
+    /// Applies a batch in one transaction and syncs it to disk before
     /// returning: the group commit. On error nothing of it is applied.
-    pub fn write(&self, batches: &[Batch]) -> Result<()> {
+    pub fn write(&self, batch: &Batch) -> Result<()> {
         let p = &self.path;
         let txn = self.db.begin_write().map_err(|e| storage(p, "begin", e))?;
         {
             let mut facts = txn
                 .open_table(FACTS)
                 .map_err(|e| storage(p, "open facts", e))?;
-            for b in batches {
-                for (id, json) in &b.rows {
-                    facts
-                        .insert(*id, json.as_slice())
-                        .map_err(|e| storage(p, "write a fact", e))?;
-                }
-                for id in &b.deletes {
-                    facts
-                        .remove(*id)
-                        .map_err(|e| storage(p, "delete a fact", e))?;
-                }
+            for (id, json) in &batch.rows {
+                facts
+                    .insert(*id, json.as_slice())
+                    .map_err(|e| storage(p, "write a fact", e))?;
+            }
+            for id in &batch.deletes {
+                facts
+                    .remove(*id)
+                    .map_err(|e| storage(p, "delete a fact", e))?;
             }
         }
-        if let Some(last) = batches.last() {
-            write_meta(&txn, p, last.meta)?;
-        }
+        write_meta(&txn, p, batch.meta)?;
         txn.commit().map_err(|e| storage(p, "commit", e))
     }
 
@@ -286,7 +272,7 @@ impl DurableLedger {
                 db: Database::create(&tmp).map_err(|e| storage(&tmp, "create", e))?,
                 path: tmp.clone(),
             };
-            fresh.write(std::slice::from_ref(full))?;
+            fresh.write(full)?;
         }
         std::fs::rename(&tmp, &self.path).map_err(|e| storage(&self.path, "replace", e))?;
         if let Some(dir) = self.path.parent() {

@@ -26,7 +26,7 @@ use crate::ledger::{AsOf, Forget, Outcome};
 use crate::memory::{Observation, Receipt};
 use crate::retrieve::{Request, retrieve};
 use crate::rules::Rules;
-use crate::serve::{Quantity, Served, Source};
+use crate::serve::{Quantity, Served, Source, Timings};
 use crate::time::WallTime;
 
 /// A time: milliseconds since the Unix epoch, or a string such as
@@ -301,7 +301,7 @@ pub struct FactLine {
 }
 
 /// What the request waited for, in µs.
-#[derive(Debug, Default, Serialize, ToSchema)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct TimingsOut {
     /// The snapshot read `r`.
     pub read_us: Option<f64>,
@@ -521,110 +521,86 @@ pub async fn retrieve_block(
         None => None,
     };
     let context_id = body.context_id;
-    let t = tenant.clone();
     let out = state
         .pool
         .run(move |local| -> Result<RetrieveOut, ApiError> {
             let started = Instant::now();
-            let served = match (context_id, request, as_of) {
+            // A direct read of the newest version, or of the as-of view,
+            // is answered as a snapshot read (`as_of` names the latter).
+            let direct = |block, store_seq, read| Served {
+                block: Arc::new(block),
+                source: Source::Snapshot,
+                store_seq,
+                snapshot_age: None,
+                timings: Timings {
+                    read,
+                    ..Timings::default()
+                },
+            };
+            let (served, as_of_view) = match (context_id, request, as_of) {
                 (_, Some(request), Some(as_of)) => {
-                    let block = t
+                    let block = tenant
                         .runtime
                         .exclusive(move |m| m.retrieve_as_of(&request, as_of))??;
-                    (
-                        "as_of",
-                        Arc::new(block),
-                        t.runtime.version().seq,
-                        None,
-                        Default::default(),
-                        false,
-                    )
+                    (direct(block, tenant.runtime.version().seq, None), true)
                 }
                 (Some(id), _, _) => {
-                    let ctx = t.runtime.context(id)?;
-                    let (requester, _) = local.of(&t)?;
-                    let s = match mode {
+                    let ctx = tenant.runtime.context(id)?;
+                    let (requester, _) = local.of(&tenant)?;
+                    let served = match mode {
                         Mode::Snapshot => requester.snapshot(&ctx),
                         Mode::Fresh => requester.fresh(&ctx, omega)?,
                     };
-                    served_parts(s)
+                    (served, false)
                 }
                 (None, Some(request), None) => match mode {
                     Mode::Snapshot => {
-                        let version = t.runtime.version();
+                        let version = tenant.runtime.version();
                         let block = retrieve(&version, &request)?;
-                        let read = started.elapsed();
-                        let timings = TimingsOut {
-                            read_us: us(Some(read)),
-                            ..Default::default()
-                        };
-                        (
-                            "snapshot",
-                            Arc::new(block),
-                            version.seq,
-                            None,
-                            timings,
-                            false,
-                        )
+                        (direct(block, version.seq, Some(started.elapsed())), false)
                     }
                     Mode::Fresh => {
-                        let (requester, _) = local.of(&t)?;
-                        served_parts(requester.fresh_request(Arc::new(request), None, omega)?)
+                        let (requester, _) = local.of(&tenant)?;
+                        let request = Arc::new(request);
+                        (requester.fresh_request(request, None, omega)?, false)
                     }
                 },
                 // Infallible: a request is built whenever context_id is absent.
                 (None, None, _) => unreachable!("no context_id means a request"),
             };
-            let (source, block, store_seq, age, mut timings, fallback) = served;
             let total = started.elapsed();
-            timings.total_us = total.as_secs_f64() * 1e6;
-            local.of(&t)?.1.record(Quantity::Retrieve, total);
-            Ok(RetrieveOut {
-                block: block.text.clone(),
-                abstained: block.abstained,
-                facts: block_out(&t, &block),
-                source: source.to_owned(),
-                fallback,
-                store_seq,
-                snapshot_age_us: us(age),
-                timings,
-            })
+            local.of(&tenant)?.1.record(Quantity::Retrieve, total);
+            Ok(retrieve_out(&tenant, served, as_of_view, total))
         })
         .await??;
     Ok(axum::Json(out))
 }
 
-type Parts6 = (
-    &'static str,
-    Arc<Block>,
-    u64,
-    Option<Duration>,
-    TimingsOut,
-    bool,
-);
-
-fn served_parts(s: Served) -> Parts6 {
+/// The response for a served block.
+fn retrieve_out(tenant: &Tenant, s: Served, as_of_view: bool, total: Duration) -> RetrieveOut {
     let (name, fallback) = match s.source {
+        _ if as_of_view => ("as_of", false),
         Source::Snapshot => ("snapshot", false),
         Source::Fresh => ("fresh", false),
         Source::FallbackTimedOut => ("fallback_timed_out", true),
         Source::FallbackNoFreeWorker => ("fallback_no_free_worker", true),
     };
-    let timings = TimingsOut {
-        read_us: us(s.timings.read),
-        handoff_us: us(s.timings.handoff),
-        wait_us: us(s.timings.fresh),
-        sigma_us: us(s.timings.sigma),
-        total_us: 0.0,
-    };
-    (
-        name,
-        s.block,
-        s.store_seq,
-        s.snapshot_age,
-        timings,
+    RetrieveOut {
+        block: s.block.text.clone(),
+        abstained: s.block.abstained,
+        facts: block_out(tenant, &s.block),
+        source: name.to_owned(),
         fallback,
-    )
+        store_seq: s.store_seq,
+        snapshot_age_us: us(s.snapshot_age),
+        timings: TimingsOut {
+            read_us: us(s.timings.read),
+            handoff_us: us(s.timings.handoff),
+            wait_us: us(s.timings.fresh),
+            sigma_us: us(s.timings.sigma),
+            total_us: total.as_secs_f64() * 1e6,
+        },
+    }
 }
 
 /// A registered context.

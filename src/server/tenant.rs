@@ -95,7 +95,8 @@ impl Tenant {
         self.limiter.check().is_ok()
     }
 
-    /// Finishes queued writes durably and stops the runtime.
+    /// Finishes queued writes durably and stops the writer (the runtime
+    /// stops when the last handle on it is dropped).
     fn close(&self) {
         self.writer
             .lock()

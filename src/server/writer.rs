@@ -10,8 +10,9 @@
 //! [`MAX_GROUP`] requests: under load, the requests that queued while the
 //! previous batch was being synced share the next fsync; an idle server
 //! syncs at once and adds no delay. With [`Fsync::Always`] every request is
-//! its own transaction and fsync. A forget ends its batch and rewrites the
-//! ledger file (see `ledger::durable`), so no erased byte stays on disk.
+//! its own transaction and fsync. A forget ends its batch; a batch that
+//! erased anything rewrites the ledger file (see `ledger::durable`), so no
+//! erased byte stays on disk, and a batch that wrote nothing syncs nothing.
 //!
 //! # Failure
 //! A failed sync answers the batch's requests with an error (none was
@@ -204,31 +205,31 @@ fn run(
         let (work, replies): (Vec<Work>, Vec<Reply>) =
             group.into_iter().map(|(op, _)| op.split()).unzip();
         let applied = runtime.exclusive(move |memory| {
-            let mut erased = false;
             let done: Vec<Done> = work
                 .into_iter()
                 .map(|w| match w {
                     Work::Observe(o) => Done::Observe(memory.observe_batch(o)),
-                    Work::Forget(f, at) => {
-                        let r = memory.forget(&f, at);
-                        erased |= r.is_ok();
-                        Done::Forget(r)
-                    }
+                    Work::Forget(f, at) => Done::Forget(memory.forget(&f, at)),
                 })
                 .collect();
+            // What to sync: nothing if no commit wrote, the whole ledger
+            // (a rewrite) if one erased, else the rows the commits wrote.
             let journal = memory.take_journal();
-            let batch = if erased {
-                Batch::full(memory)
-            } else {
-                Batch::of(memory, &journal)
-            };
+            let erased = !journal.erased.is_empty();
+            let batch = (!journal.is_empty()).then(|| {
+                if erased {
+                    Batch::full(memory)
+                } else {
+                    Batch::of(memory, &journal)
+                }
+            });
             (done, batch, erased)
         });
         let outcome = applied.and_then(|(done, batch, erased)| {
-            let synced = if erased {
-                store.rewrite(&batch)
-            } else {
-                store.write(std::slice::from_ref(&batch))
+            let synced = match batch {
+                None => Ok(()),
+                Some(full) if erased => store.rewrite(&full),
+                Some(rows) => store.write(&rows),
             };
             synced.map(|()| done)
         });
