@@ -17,6 +17,9 @@
 //!    cut into segments. In `f64` the factors stay finite for times within
 //!    about 1,000 half-lives of `A` (2025 ± 39 years at the 14-day usage
 //!    half-life, ± 84 years for recency).
+//! 5. The forward data of document `d` ([`Segment::doc`]) is the transpose
+//!    of the postings: `(t, tf)` is among its terms, listed by ascending term
+//!    id, exactly when `d` is on `t`'s posting list with frequencies `tf`.
 //!
 //! Built by [`Segment::build`]; checked by the unit tests below and by
 //! `tests/index.rs`, which compares every layout of segments with one segment.
@@ -116,13 +119,48 @@ pub fn df_for_mask(presence: &[u32; 7], mask: usize) -> u32 {
 /// The anchor `A` of invariant 4: 2025-01-01T00:00:00Z.
 pub const TIME_ANCHOR: WallTime = WallTime::from_millis(1_735_689_600_000);
 
-/// What the ranker reads per candidate besides its postings.
+/// Words of a document's record header in `Segment::records`: recency
+/// (f64, two words), length (f32), number of graph nodes, number of terms.
+const HEADER: usize = 5;
+
+/// A document's record: what the ranker reads per candidate besides its
+/// postings, and its forward data (invariant 5).
 #[derive(Clone, Copy, Debug)]
-struct DocMeta {
+pub struct DocView<'a> {
     /// Anchored recency (invariant 4).
-    rec: f64,
-    /// Start and length of the document's graph nodes in `doc_nodes`.
-    nodes: (u32, u32),
+    pub rec: f64,
+    /// Length under the store's field weights (as in [`Segment::dl`]).
+    pub dl: f32,
+    /// Graph nodes of its entities and participants.
+    pub nodes: &'a [NodeId],
+    /// `[term id, tf packed little-endian]` pairs by ascending term id.
+    terms: &'a [u32],
+}
+
+impl DocView<'_> {
+    /// The document's per-field frequencies of a term id, if it has the term.
+    #[inline]
+    pub fn tf(&self, tid: u32) -> Option<[u8; FIELDS]> {
+        // A fact has a few dozen terms at most: a scan beats a binary search.
+        for pair in self.terms.chunks_exact(2) {
+            if pair[0] >= tid {
+                if pair[0] > tid {
+                    return None;
+                }
+                let [t0, t1, t2, _] = pair[1].to_le_bytes();
+                return Some([t0, t1, t2]);
+            }
+        }
+        None
+    }
+
+    /// Every `(term id, tf)` of the document, by ascending term id.
+    pub fn terms(&self) -> impl Iterator<Item = (u32, [u8; FIELDS])> + '_ {
+        self.terms.chunks_exact(2).map(|pair| {
+            let [t0, t1, t2, _] = pair[1].to_le_bytes();
+            (pair[0], [t0, t1, t2])
+        })
+    }
 }
 
 static NEXT_SEGMENT_ID: AtomicU64 = AtomicU64::new(1);
@@ -139,9 +177,8 @@ pub struct Segment {
     lens: Vec<[u16; FIELDS]>,
     /// Per-document length under the store's field weights: `Σ α_F · len_F`.
     dl: Vec<f32>,
-    /// Per-document recency and graph nodes, together because the ranker
-    /// reads both for every candidate (one cache line instead of two).
-    meta: Vec<DocMeta>,
+    /// Start of each document's record in `records`.
+    starts: Vec<u32>,
     /// Anchored usage (invariant 4).
     use_lin: Vec<f64>,
     terms: FxHashMap<Box<str>, u32>,
@@ -155,7 +192,10 @@ pub struct Segment {
     /// Whether any document has a usage count.
     any_usage: bool,
     postings: Vec<Posting>,
-    doc_nodes: Vec<NodeId>,
+    /// Per document, in one place so that a candidate costs one cache miss:
+    /// a header (see [`HEADER`]), its graph nodes, then its `[term id,
+    /// packed tf]` pairs (invariant 5).
+    records: Vec<u32>,
     field_len_sums: [u64; FIELDS],
 }
 
@@ -170,10 +210,13 @@ impl Segment {
         let mut max_tf: Vec<[u8; FIELDS]> = Vec::new();
         let mut lens = Vec::with_capacity(n);
         let mut field_len_sums = [0u64; FIELDS];
-        let mut node_ranges = Vec::with_capacity(n);
-        let mut doc_nodes = Vec::new();
+        let mut starts = Vec::with_capacity(n);
+        let mut dl = Vec::with_capacity(n);
+        let mut records = Vec::new();
+        let mut doc_terms: Vec<(u32, [u8; FIELDS])> = Vec::new();
         for (d, doc) in docs.iter().enumerate() {
             let d = d as u32;
+            doc_terms.clear();
             let l = for_each_term(&doc.body, |term, tf| {
                 let tid = match terms.get(term) {
                     Some(&t) => t,
@@ -187,6 +230,7 @@ impl Segment {
                     }
                 };
                 lists[tid as usize].push(Posting { doc: d, tf });
+                doc_terms.push((tid, tf));
                 presence[tid as usize][pattern(tf) - 1] += 1;
                 for (m, t) in max_tf[tid as usize].iter_mut().zip(tf) {
                     *m = (*m).max(t);
@@ -196,9 +240,28 @@ impl Segment {
                 *sum += u64::from(l);
             }
             lens.push(l);
-            let start = doc_nodes.len() as u32;
-            doc_nodes.extend_from_slice(&doc.nodes);
-            node_ranges.push((start, doc.nodes.len() as u32));
+            let rec = half_lives(
+                doc.attrs.last_observed,
+                TIME_ANCHOR,
+                params.recency_half_life_days,
+            )
+            .exp2()
+            .to_bits();
+            let len = doc_len(params.field_weights, l);
+            dl.push(len);
+            starts.push(records.len() as u32);
+            records.extend([
+                rec as u32,
+                (rec >> 32) as u32,
+                len.to_bits(),
+                doc.nodes.len() as u32,
+                doc_terms.len() as u32,
+            ]);
+            records.extend_from_slice(&doc.nodes);
+            doc_terms.sort_unstable_by_key(|e| e.0);
+            for &(tid, [t0, t1, t2]) in &doc_terms {
+                records.extend([tid, u32::from_le_bytes([t0, t1, t2, 0])]);
+            }
         }
         let min_lens = lists
             .iter()
@@ -218,19 +281,6 @@ impl Segment {
                 (start, l.len() as u32)
             })
             .collect();
-        let meta = docs
-            .iter()
-            .zip(&node_ranges)
-            .map(|(d, &(start, len))| DocMeta {
-                rec: half_lives(
-                    d.attrs.last_observed,
-                    TIME_ANCHOR,
-                    params.recency_half_life_days,
-                )
-                .exp2(),
-                nodes: (start, len),
-            })
-            .collect();
         let use_lin = docs
             .iter()
             .map(|d| {
@@ -242,10 +292,6 @@ impl Segment {
                 }
             })
             .collect();
-        let dl = lens
-            .iter()
-            .map(|l| doc_len(params.field_weights, *l))
-            .collect();
         Segment {
             id: NEXT_SEGMENT_ID.fetch_add(1, Ordering::Relaxed),
             fact_ids: docs.iter().map(|d| d.body.id).collect(),
@@ -253,7 +299,7 @@ impl Segment {
             attrs: docs.iter().map(|d| d.attrs).collect(),
             lens,
             dl,
-            meta,
+            starts,
             use_lin,
             terms,
             term_ranges,
@@ -262,7 +308,7 @@ impl Segment {
             min_lens,
             any_usage: docs.iter().any(|d| d.attrs.usage.value > 0.0),
             postings,
-            doc_nodes,
+            records,
             field_len_sums,
         }
     }
@@ -335,7 +381,7 @@ impl Segment {
         DocInput {
             body: self.bodies[doc as usize].clone(),
             attrs: self.attrs[doc as usize],
-            nodes: self.doc_nodes(doc).into(),
+            nodes: self.doc(doc).nodes.into(),
         }
     }
 
@@ -349,12 +395,6 @@ impl Segment {
     #[inline]
     pub fn dl(&self) -> &[f32] {
         &self.dl
-    }
-
-    /// Anchored recency of a local document (invariant 4).
-    #[inline]
-    pub fn rec(&self, doc: u32) -> f64 {
-        self.meta[doc as usize].rec
     }
 
     /// Anchored usage of the documents (invariant 4).
@@ -400,11 +440,39 @@ impl Segment {
         self.any_usage
     }
 
-    /// Graph nodes of a local document.
+    /// The forward data of a local document (invariant 5).
     #[inline]
-    pub fn doc_nodes(&self, doc: u32) -> &[NodeId] {
-        let (s, l) = self.meta[doc as usize].nodes;
-        &self.doc_nodes[s as usize..(s + l) as usize]
+    pub fn doc(&self, doc: u32) -> DocView<'_> {
+        let s = self.starts[doc as usize] as usize;
+        let h = &self.records[s..s + HEADER];
+        let (nodes, terms) = (h[3] as usize, h[4] as usize);
+        let (nodes, terms) =
+            self.records[s + HEADER..s + HEADER + nodes + 2 * terms].split_at(nodes);
+        DocView {
+            rec: f64::from_bits(u64::from(h[0]) | u64::from(h[1]) << 32),
+            dl: f32::from_bits(h[2]),
+            nodes,
+            terms,
+        }
+    }
+
+    /// Asks the CPU to start loading a document's record, for a caller that
+    /// knows which documents it will read a few steps ahead.
+    #[inline]
+    pub fn prefetch(&self, doc: u32) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(&s) = self.starts.get(doc as usize) {
+            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+            let p = self.records.as_ptr().wrapping_add(s as usize).cast::<i8>();
+            // SAFETY: a prefetch is only a hint; it never faults or changes
+            // memory, whatever the address. SSE is part of x86_64.
+            unsafe {
+                _mm_prefetch::<_MM_HINT_T0>(p);
+                _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(64));
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = doc;
     }
 
     /// Sum of token counts per field over all documents (deleted included).
@@ -485,6 +553,51 @@ mod tests {
         presence[0] = 2; // text only
         assert_eq!(df_for_mask(&presence, 0b001), 5);
         assert_eq!(df_for_mask(&presence, 0b010), 3);
+    }
+
+    #[test]
+    fn forward_data_is_the_transpose_of_the_postings() {
+        let p = ScoreParams::default();
+        let doc = |id, text, entities: &[&str], participants: &[&str]| DocInput {
+            body: body(id, text, entities, participants),
+            attrs: DocAttrs {
+                last_observed: WallTime::from_secs(id as i64),
+                usage: Usage::default(),
+            },
+            nodes: (0..id as u32).collect(),
+        };
+        let seg = Segment::build(
+            vec![
+                doc(1, "Alex met Sam at the cafe", &["alex", "sam"], &["Sam"]),
+                doc(2, "the cafe closed, the cafe reopened", &[], &[]),
+                doc(3, "Sam emailed Alex about the budget", &["alex"], &["Alex"]),
+            ],
+            &p,
+        );
+        let mut pairs = 0;
+        for d in 0..seg.len() as u32 {
+            let view = seg.doc(d);
+            assert_eq!(view.nodes, (0..=d).collect::<Vec<_>>());
+            let terms: Vec<_> = view.terms().collect();
+            assert!(terms.windows(2).all(|w| w[0].0 < w[1].0), "ascending");
+            for (tid, tf) in terms {
+                assert!(seg.postings(tid).contains(&Posting { doc: d, tf }));
+                assert_eq!(view.tf(tid), Some(tf));
+                pairs += 1;
+            }
+        }
+        for tid in 0..seg.term_count() as u32 {
+            for posting in seg.postings(tid) {
+                assert_eq!(seg.doc(posting.doc).tf(tid), Some(posting.tf));
+            }
+            for d in 0..seg.len() as u32 {
+                if !seg.postings(tid).iter().any(|q| q.doc == d) {
+                    assert_eq!(seg.doc(d).tf(tid), None);
+                }
+            }
+        }
+        assert_eq!(pairs, seg.postings.len());
+        assert_eq!(seg.doc(1).tf(seg.term("cafe").unwrap()), Some([2, 0, 0]));
     }
 
     #[test]

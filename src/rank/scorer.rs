@@ -2,18 +2,26 @@
 //! times the recency, usage and association factors, into a bounded buffer of
 //! the best `n`.
 //!
-//! # Exact pruning (TAAT MaxScore)
-//! Query terms are processed in descending weight. Before a posting list
-//! longer than the current candidate set, the scorer computes a threshold
-//! `θ`: the n-th best lower bound among finished documents (earlier segments)
-//! and the current candidates (partial BM25F times their exact factors).
-//! If a document that has not appeared yet cannot reach `θ` even with every
-//! remaining term at its upper bound (`W · tf_max / (tf_max (1 + k1 b / avgdl) + k1 (1 - b))`
-//! per term, times the largest factor), the remaining terms only complete the
-//! scores of the candidates that can still reach `θ`, found in the long
-//! posting lists by galloping search instead of a full walk.
+//! # Exact pruning (TAAT MaxScore, completed from forward data)
+//! Query terms are processed in descending weight, each posting list adding
+//! its contribution to the documents on it (the candidates). Before a list
+//! longer than the candidates not yet complete, the scorer completes them:
+//! it reads each one's record (recency, graph nodes, and its terms with their
+//! frequencies — the segment's forward index), adds the remaining terms from
+//! it, multiplies the factor, and offers the final score to the top-n. Then
+//! the cutoff is a real n-th best score so far; if a document that has not
+//! appeared yet cannot reach it even with every remaining term at its upper
+//! bound (`W · tf_max / (tf_max (1 + k1 b / avgdl) + k1 (1 - b))` per term,
+//! times the largest factor), the long lists are never read. Otherwise the
+//! list is walked as usual, passing completed documents by.
 //!
-//! Every document accumulates its term contributions in the same order
+//! Facts are short, so a record is a cache line or two: completing a
+//! candidate costs about one cache miss, which the scorer overlaps by
+//! prefetching records a few candidates ahead, where walking or galloping
+//! through the remaining long lists cost a pass per list. A candidate whose
+//! partial score cannot reach the cutoff is dropped without a read.
+//!
+//! Every document adds its term contributions in the same order
 //! (descending weight, then term) whether pruned or not, and its factor is
 //! computed by one function, so the pruned top-n is bit-identical to the
 //! exhaustive one; `prop_pruned_equals_exhaustive` in `tests/prop_rank.rs`
@@ -30,7 +38,7 @@ use crate::error::{Error, Result};
 use crate::fact::{FactBody, FactId, name_key};
 use crate::graph::NodeId;
 use crate::index::segment::{
-    FIELDS, Posting, Segment, TIME_ANCHOR, df_for_mask, doc_len, for_each_term, half_lives,
+    DocView, FIELDS, Segment, TIME_ANCHOR, df_for_mask, doc_len, for_each_term, half_lives,
     merged_tf,
 };
 use crate::index::{IndexVersion, SegmentView};
@@ -39,6 +47,12 @@ use crate::time::WallTime;
 
 /// Relative slack on every pruning bound, far above f32 rounding error.
 const MARGIN: f32 = 1e-4;
+
+/// How many candidates ahead [`Plan::complete`] prefetches records.
+const PREFETCH: usize = 8;
+
+/// `acc` of a candidate already scored in full (contributions are positive).
+const DONE: f32 = -1.0;
 
 /// A shortlisted fact and its score.
 #[derive(Clone, Debug)]
@@ -67,14 +81,8 @@ pub struct Scratch {
     acc: Vec<f32>,
     /// Activation per graph node (set for this query's activated nodes only).
     node_act: Vec<f32>,
-    /// Cached factor per local document (0: not computed yet; factors are > 0).
-    fac: Vec<f32>,
     /// Documents with a non-zero `acc`.
     touched: Vec<u32>,
-    /// Candidates of the continue phase with their factors, ascending.
-    cands: Vec<(u32, f32)>,
-    /// Lower bounds, for the threshold.
-    bounds: Vec<f32>,
     /// Per term, the most the remaining terms can add (one segment).
     rest: Vec<f32>,
     /// The best documents so far.
@@ -131,7 +139,6 @@ struct Plan<'a> {
     activation: Vec<(NodeId, f32)>,
     crec: f64,
     cuse: f64,
-    n: usize,
     strategy: Strategy,
     cancel: Option<&'a dyn Cancel>,
 }
@@ -224,7 +231,6 @@ pub fn shortlist_with(
         },
         crec: (-half_lives(query.at, TIME_ANCHOR, params.recency_half_life_days)).exp2(),
         cuse: (-half_lives(query.at, TIME_ANCHOR, params.usage_half_life_days)).exp2(),
-        n,
         strategy,
         cancel: query.cancel,
     };
@@ -358,14 +364,15 @@ impl Plan<'_> {
         }
     }
 
-    /// One posting's BM25F contribution (0 when the ranker ignores its fields).
+    /// A term's BM25F contribution to a document where it has per-field
+    /// frequencies `tf` (0 when the ranker ignores those fields).
     #[inline]
-    fn contribution(&self, w: f32, seg: &Segment, p: &Posting) -> f32 {
-        let tf = self.tf(p.tf);
+    fn contribution(&self, w: f32, seg: &Segment, doc: u32, tf: [u8; FIELDS]) -> f32 {
+        let tf = self.tf(tf);
         if tf == 0.0 {
             return 0.0;
         }
-        w * tf / (tf + self.a0 + self.bcoef * self.len(seg, p.doc))
+        w * tf / (tf + self.a0 + self.bcoef * self.len(seg, doc))
     }
 
     /// Largest contribution a term can make in a segment. `tf / (tf + a0 +
@@ -384,24 +391,24 @@ impl Plan<'_> {
     /// The product of a document's recency, usage and association factors;
     /// the association is the strongest activation among its nodes.
     #[inline]
-    fn factor(&self, seg: &Segment, doc: u32, node_act: &[f32]) -> f32 {
-        let (p, r, d) = (self.params, self.ranker, doc as usize);
+    fn factor(&self, seg: &Segment, d: u32, doc: &DocView<'_>, node_act: &[f32]) -> f32 {
+        let (p, r) = (self.params, self.ranker);
         let mut f = 1.0f32;
         if r.recency {
             // A fact observed after the request time counts as fresh.
-            let rec = (seg.rec(doc) * self.crec).min(1.0) as f32;
+            let rec = (doc.rec * self.crec).min(1.0) as f32;
             f *= p.recency_floor + (1.0 - p.recency_floor) * rec;
         }
         if r.usage && seg.any_usage() {
-            let u = seg.use_lin()[d];
+            let u = seg.use_lin()[d as usize];
             if u > 0.0 {
                 let u = (u * self.cuse) as f32;
                 f *= 1.0 + p.usage_weight * u / (1.0 + u);
             }
         }
         if r.graph {
-            let a = seg
-                .doc_nodes(doc)
+            let a = doc
+                .nodes
                 .iter()
                 .map(|&n| node_act.get(n as usize).copied().unwrap_or(0.0))
                 .fold(0.0, f32::max);
@@ -428,20 +435,14 @@ impl Plan<'_> {
         let seg = &*view.segment;
         if s.acc.len() < seg.len() {
             s.acc.resize(seg.len(), 0.0);
-            s.fac.resize(seg.len(), 0.0);
         }
         let nterms = self.weights.len();
-        let tid = |t: usize| self.tids[t * self.nviews + vi];
-        let postings = |t: usize| match tid(t) {
-            u32::MAX => &[][..],
-            id => seg.postings(id),
-        };
         // rest[t]: the most terms t.. can add to one document.
         let mut rest = std::mem::take(&mut s.rest);
         rest.clear();
         rest.resize(nterms + 1, 0.0);
         for t in (0..nterms).rev() {
-            let ub = match tid(t) {
+            let ub = match self.tid(t, vi) {
                 u32::MAX => 0.0,
                 id => self.upper_bound(self.weights[t], seg, id),
             };
@@ -450,205 +451,128 @@ impl Plan<'_> {
         let amax = self.activation.iter().map(|a| a.1).fold(0.0, f32::max);
         let fmax = self.max_factor(seg, amax) * (1.0 + MARGIN);
 
-        let mut split = nterms;
-        for t in 0..nterms {
+        // touched[..done] are complete: scored in full, offered, and marked
+        // DONE in `acc` so that later lists pass them by.
+        let mut done = 0;
+        for (t, &rest_t) in rest.iter().enumerate().take(nterms) {
             if self.cancelled() {
-                // The caller discards everything; only the cleanup below runs.
-                split = 0;
                 break;
             }
-            let list = postings(t);
-            if self.strategy == Strategy::Pruned
-                && t > 0
-                && list.len() > s.touched.len()
-                && let Some(theta) = self.threshold(view, s)
-                && rest[t] * fmax < theta
-            {
-                split = t;
-                self.continue_phase(vi, view, t, &rest, theta, s);
-                break;
+            let list = match self.tid(t, vi) {
+                u32::MAX => &[][..],
+                id => seg.postings(id),
+            };
+            if self.strategy == Strategy::Pruned && t > 0 && list.len() > s.touched.len() - done {
+                // Completing the pending candidates costs less than the list;
+                // their final scores may then rule out every document the
+                // list would add.
+                self.complete(vi, view, t, rest_t, fmax, done, s);
+                done = s.touched.len();
+                if s.top.cutoff().is_some_and(|c| rest_t * fmax < c) {
+                    break;
+                }
             }
             let w = self.weights[t];
             for p in list {
-                let c = self.contribution(w, seg, p);
+                let a = &mut s.acc[p.doc as usize];
+                if *a == DONE {
+                    continue;
+                }
+                let c = self.contribution(w, seg, p.doc, p.tf);
                 if c == 0.0 {
                     continue;
                 }
-                let a = &mut s.acc[p.doc as usize];
                 if *a == 0.0 {
                     s.touched.push(p.doc);
                 }
                 *a += c;
             }
         }
-        if split == nterms {
-            // Newest documents first: recency makes them likelier to be kept
-            // early, so later ones mostly fail the cheap bound test.
-            for i in (0..s.touched.len()).rev() {
-                let d = s.touched[i];
-                let acc = s.acc[d as usize];
-                if self.strategy == Strategy::Pruned
-                    && s.top.cutoff().is_some_and(|c| acc * fmax < c)
-                {
-                    continue;
-                }
-                if view.deletes.contains(d) {
-                    continue;
-                }
-                let score = acc * self.cached_factor(seg, d, s);
-                offer(&mut s.top, seg, vi, d, score);
-            }
+        if !self.cancelled() {
+            self.complete(vi, view, nterms, 0.0, fmax, done, s);
         }
         for &d in &s.touched {
             s.acc[d as usize] = 0.0;
-            s.fac[d as usize] = 0.0;
         }
         s.touched.clear();
         s.rest = rest;
     }
 
-    /// The n-th best lower bound among finished documents and the current
-    /// segment's live candidates, if there are n of them.
-    fn threshold(&self, view: &SegmentView, s: &mut Scratch) -> Option<f32> {
-        if s.top.len() + s.touched.len() < self.n {
-            return None;
-        }
-        let seg = &*view.segment;
-        s.bounds.clear();
-        s.bounds.extend(s.top.scores());
-        for i in 0..s.touched.len() {
-            let d = s.touched[i];
-            if !view.deletes.contains(d) {
-                let f = self.cached_factor(seg, d, s);
-                s.bounds.push(s.acc[d as usize] * f);
-            }
-        }
-        nth_best(&mut s.bounds, self.n)
-    }
-
-    /// [`Plan::factor`], computed once per document and query.
+    /// Term `t`'s id in view `vi` (`u32::MAX`: absent).
     #[inline]
-    fn cached_factor(&self, seg: &Segment, d: u32, s: &mut Scratch) -> f32 {
-        let cached = s.fac[d as usize];
-        if cached > 0.0 {
-            return cached;
-        }
-        let f = self.factor(seg, d, &s.node_act);
-        s.fac[d as usize] = f;
-        f
+    fn tid(&self, t: usize, vi: usize) -> u32 {
+        self.tids[t * self.nviews + vi]
     }
 
-    /// Completes the scores of the candidates that can still reach `theta`
-    /// using terms `from..`, by galloping through their posting lists, and
-    /// raises `theta` as their scores grow.
-    fn continue_phase(
+    /// Scores the candidates `touched[start..]` in full and offers them,
+    /// newest first (recency makes them likelier to be kept early, so later
+    /// ones mostly fail the bound test). Each has accumulated terms `..from`;
+    /// terms `from..` come from its forward data, added in term order as the
+    /// exhaustive walk adds them, so the score is bit-identical. `rest`
+    /// bounds what terms `from..` add, `fmax` (with margin) the factor; a
+    /// candidate whose bound is below the cutoff is dropped before its data
+    /// is read, or right after its factor.
+    #[allow(clippy::too_many_arguments)]
+    fn complete(
         &self,
         vi: usize,
         view: &SegmentView,
         from: usize,
-        rest: &[f32],
-        mut theta: f32,
+        rest: f32,
+        fmax: f32,
+        start: usize,
         s: &mut Scratch,
     ) {
         let seg = &*view.segment;
-        let mut cands = std::mem::take(&mut s.cands);
-        cands.clear();
-        for i in 0..s.touched.len() {
+        let pruned = self.strategy == Strategy::Pruned;
+        for i in (start..s.touched.len()).rev() {
+            // Candidates are scattered over the segment: start loading the
+            // record of one a few steps ahead so that the misses overlap.
+            if i >= start + PREFETCH {
+                seg.prefetch(s.touched[i - PREFETCH]);
+            }
             let d = s.touched[i];
-            if !view.deletes.contains(d) {
-                let f = self.cached_factor(seg, d, s);
-                cands.push((d, f));
+            let acc = std::mem::replace(&mut s.acc[d as usize], DONE);
+            let cutoff = s.top.cutoff().filter(|_| pruned);
+            if cutoff.is_some_and(|c| (acc + rest) * fmax < c) {
+                continue;
             }
-        }
-        // Stable sort: touched documents arrive as a few ascending runs (one per
-        // term), which a merge sort joins in linear time.
-        cands.sort_by_key(|c| c.0);
-        let reachable =
-            |acc: f32, fac: f32, rest: f32| (acc + rest) * fac * (1.0 + MARGIN) >= theta;
-        cands.retain(|&(d, f)| reachable(s.acc[d as usize], f, rest[from]));
-        for t in from..self.weights.len() {
-            if self.cancelled() {
-                break;
+            if view.deletes.contains(d) {
+                continue;
             }
-            let id = self.tids[t * self.nviews + vi];
-            if id != u32::MAX {
-                let (list, w) = (seg.postings(id), self.weights[t]);
-                // Walk the list when candidates are dense in it, gallop when sparse.
-                let dense = list.len() < 8 * cands.len();
-                let mut pos = 0;
-                for &(d, _) in &cands {
-                    if dense {
-                        while pos < list.len() && list[pos].doc < d {
-                            pos += 1;
-                        }
-                    } else {
-                        pos = gallop(list, pos, d);
-                    }
-                    if pos == list.len() {
-                        break;
-                    }
-                    if list[pos].doc == d {
-                        s.acc[d as usize] += self.contribution(w, seg, &list[pos]);
-                    }
+            let doc = seg.doc(d);
+            let f = self.factor(seg, d, &doc, &s.node_act);
+            if cutoff.is_some_and(|c| (acc + rest) * f * (1.0 + MARGIN) < c) {
+                continue;
+            }
+            let mut score = acc;
+            for t in from..self.weights.len() {
+                let id = self.tid(t, vi);
+                if id != u32::MAX
+                    && let Some(tf) = doc.tf(id)
+                {
+                    score += self.contribution(self.weights[t], seg, d, tf);
                 }
             }
-            if cands.len() + s.top.len() >= self.n {
-                s.bounds.clear();
-                s.bounds.extend(s.top.scores());
-                s.bounds
-                    .extend(cands.iter().map(|&(d, f)| s.acc[d as usize] * f));
-                if let Some(raised) = nth_best(&mut s.bounds, self.n) {
-                    theta = theta.max(raised);
-                }
-            }
-            cands.retain(|&(d, f)| {
-                let acc = s.acc[d as usize];
-                (acc + rest[t + 1]) * f * (1.0 + MARGIN) >= theta
-            });
+            offer(&mut s.top, seg, vi, d, score * f);
         }
-        // Newest first, as above.
-        for &(d, f) in cands.iter().rev() {
-            let score = s.acc[d as usize] * f;
-            offer(&mut s.top, seg, vi, d, score);
-        }
-        s.cands = cands;
     }
-}
-
-/// The n-th largest value (moves `values` around).
-fn nth_best(values: &mut [f32], n: usize) -> Option<f32> {
-    if values.len() < n || n == 0 {
-        return None;
-    }
-    let (_, nth, _) = values.select_nth_unstable_by(n - 1, |a, b| b.total_cmp(a));
-    Some(*nth)
 }
 
 /// Offers document `d` of view `vi` with its final score.
 #[inline]
 fn offer(top: &mut TopN, seg: &Segment, vi: usize, d: u32, score: f32) {
+    // Most offers fall below the cutoff: reject them before reading the fact
+    // id, a cache miss of its own (the id only breaks ties).
+    if top.cutoff().is_some_and(|c| score < c) {
+        return;
+    }
     top.offer(Entry {
         score,
         fact: seg.fact_id(d),
         view: vi as u32,
         doc: d,
     });
-}
-
-/// The first index at or after `from` whose document is `>= doc`.
-#[inline]
-fn gallop(list: &[Posting], from: usize, doc: u32) -> usize {
-    let mut lo = from;
-    let mut step = 1;
-    while lo + step < list.len() && list[lo + step].doc < doc {
-        lo += step;
-        step *= 2;
-    }
-    if lo < list.len() && list[lo].doc >= doc {
-        return lo;
-    }
-    let hi = (lo + step).min(list.len());
-    lo + list[lo..hi].partition_point(|p| p.doc < doc)
 }
 
 /// One hop of spreading activation from the request's seeds: entities named

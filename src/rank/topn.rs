@@ -51,21 +51,10 @@ impl TopN {
         self.floor = None;
     }
 
-    /// Entries held (distinct documents, at least as many as will be kept
-    /// when fewer than `n` were offered).
-    pub fn len(&self) -> usize {
-        self.items.len()
-    }
-
     /// A lower bound on the final n-th best score, once `n` documents have
     /// been kept: a document scoring below it cannot enter.
     pub fn cutoff(&self) -> Option<f32> {
         self.floor.map(|f| f.score)
-    }
-
-    /// Scores of the held entries (real final scores of distinct documents).
-    pub fn scores(&self) -> impl Iterator<Item = f32> + '_ {
-        self.items.iter().map(|e| e.score)
     }
 
     /// Offers a document.
