@@ -20,6 +20,11 @@
 //! 5. The forward data of document `d` ([`Segment::doc`]) is the transpose
 //!    of the postings: `(t, tf)` is among its terms, listed by ascending term
 //!    id, exactly when `d` is on `t`'s posting list with frequencies `tf`.
+//! 6. Bounds for pruning without reading a record: the anchored recency of
+//!    every document of block `d >> BLOCK_SHIFT` is at most that block's
+//!    [`Segment::block_rec`]; a term on at least one document in [`DENSE`]
+//!    has a bitmap ([`Segment::bitmap_at`]) whose bit `d` is set exactly when
+//!    `d` is on its posting list.
 //!
 //! Built by [`Segment::build`]; checked by the unit tests below and by
 //! `tests/index.rs`, which compares every layout of segments with one segment.
@@ -119,6 +124,13 @@ pub fn df_for_mask(presence: &[u32; 7], mask: usize) -> u32 {
 /// The anchor `A` of invariant 4: 2025-01-01T00:00:00Z.
 pub const TIME_ANCHOR: WallTime = WallTime::from_millis(1_735_689_600_000);
 
+/// Documents per recency block (invariant 6): `1 << BLOCK_SHIFT`.
+const BLOCK_SHIFT: u32 = 6;
+
+/// A term on at least one document in `DENSE` also gets a bitmap
+/// (invariant 6); it then costs at most as much memory as its postings.
+pub const DENSE: usize = 64;
+
 /// Words of a document's record header in `Segment::records`: recency
 /// (f64, two words), length (f32), number of graph nodes, number of terms.
 const HEADER: usize = 5;
@@ -179,6 +191,14 @@ pub struct Segment {
     dl: Vec<f32>,
     /// Start of each document's record in `records`.
     starts: Vec<u32>,
+    /// Per block of documents, their largest anchored recency (invariant 6).
+    block_rec: Vec<f64>,
+    /// The largest of `block_rec` (0 for an empty segment).
+    max_rec: f64,
+    /// Per term, its bitmap's index among `bitmaps` (`u32::MAX`: none).
+    dense: Vec<u32>,
+    /// Bitmaps of the dense terms, `len.div_ceil(64)` words each.
+    bitmaps: Vec<u64>,
     /// Anchored usage (invariant 4).
     use_lin: Vec<f64>,
     terms: FxHashMap<Box<str>, u32>,
@@ -212,6 +232,7 @@ impl Segment {
         let mut field_len_sums = [0u64; FIELDS];
         let mut starts = Vec::with_capacity(n);
         let mut dl = Vec::with_capacity(n);
+        let mut block_rec: Vec<f64> = Vec::with_capacity(n.div_ceil(1 << BLOCK_SHIFT));
         let mut records = Vec::new();
         let mut doc_terms: Vec<(u32, [u8; FIELDS])> = Vec::new();
         for (d, doc) in docs.iter().enumerate() {
@@ -245,8 +266,12 @@ impl Segment {
                 TIME_ANCHOR,
                 params.recency_half_life_days,
             )
-            .exp2()
-            .to_bits();
+            .exp2();
+            match block_rec.get_mut((d >> BLOCK_SHIFT) as usize) {
+                Some(max) => *max = max.max(rec),
+                None => block_rec.push(rec),
+            }
+            let rec = rec.to_bits();
             let len = doc_len(params.field_weights, l);
             dl.push(len);
             starts.push(records.len() as u32);
@@ -270,6 +295,22 @@ impl Segment {
                     let l = lens[p.doc as usize];
                     std::array::from_fn(|f| acc[f].min(l[f]))
                 })
+            })
+            .collect();
+        let words = n.div_ceil(64);
+        let mut bitmaps = Vec::new();
+        let dense = lists
+            .iter()
+            .map(|list| {
+                if list.len() * DENSE < n {
+                    return u32::MAX;
+                }
+                let at = bitmaps.len();
+                bitmaps.resize(at + words, 0u64);
+                for p in list {
+                    bitmaps[at + p.doc as usize / 64] |= 1 << (p.doc % 64);
+                }
+                (at / words.max(1)) as u32
             })
             .collect();
         let mut postings = Vec::with_capacity(lists.iter().map(Vec::len).sum());
@@ -300,6 +341,10 @@ impl Segment {
             lens,
             dl,
             starts,
+            max_rec: block_rec.iter().copied().fold(0.0, f64::max),
+            block_rec,
+            dense,
+            bitmaps,
             use_lin,
             terms,
             term_ranges,
@@ -454,6 +499,36 @@ impl Segment {
             nodes,
             terms,
         }
+    }
+
+    /// The largest anchored recency among the documents of `doc`'s block
+    /// (invariant 6).
+    #[inline]
+    pub fn block_rec(&self, doc: u32) -> f64 {
+        self.block_rec[(doc >> BLOCK_SHIFT) as usize]
+    }
+
+    /// The largest anchored recency in the segment.
+    #[inline]
+    pub fn max_rec(&self) -> f64 {
+        self.max_rec
+    }
+
+    /// Where a dense term's bitmap starts among the segment's bitmap words
+    /// (invariant 6); `None` for a sparse term.
+    #[inline]
+    pub fn bitmap_at(&self, tid: u32) -> Option<usize> {
+        match self.dense[tid as usize] {
+            u32::MAX => None,
+            i => Some(i as usize * self.len().div_ceil(64)),
+        }
+    }
+
+    /// Whether bit `doc` of the bitmap at `at` is set: whether `doc` has the
+    /// term.
+    #[inline]
+    pub fn bit(&self, at: usize, doc: u32) -> bool {
+        self.bitmaps[at + doc as usize / 64] >> (doc % 64) & 1 != 0
     }
 
     /// Asks the CPU to start loading a document's record, for a caller that

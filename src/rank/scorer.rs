@@ -16,10 +16,15 @@
 //! list is walked as usual, passing completed documents by.
 //!
 //! Facts are short, so a record is a cache line or two: completing a
-//! candidate costs about one cache miss, which the scorer overlaps by
-//! prefetching records a few candidates ahead, where walking or galloping
-//! through the remaining long lists cost a pass per list. A candidate whose
-//! partial score cannot reach the cutoff is dropped without a read.
+//! candidate costs about one cache miss, where walking or galloping through
+//! the remaining long lists costs a pass per list. Most candidates never get
+//! that far: a bound that needs no record — the remaining terms' upper
+//! bounds, less the dense terms whose bitmap says the document lacks them,
+//! times the largest factor with the recency of the newest document of its
+//! block — drops those that cannot reach the cutoff, and when there is no
+//! cutoff yet, the best bounds are completed first to set one.
+//! Segments go largest first, since the first must fill the top-n alone
+//! before anything can be pruned.
 //!
 //! Every document adds its term contributions in the same order
 //! (descending weight, then term) whether pruned or not, and its factor is
@@ -83,8 +88,14 @@ pub struct Scratch {
     node_act: Vec<f32>,
     /// Documents with a non-zero `acc`.
     touched: Vec<u32>,
-    /// Per term, the most the remaining terms can add (one segment).
-    rest: Vec<f32>,
+    /// Per term, the most it can add to one document (one segment).
+    ub: Vec<f32>,
+    /// The order segments are scored in.
+    order: Vec<usize>,
+    /// Candidates between the two passes of `complete`.
+    pending: Vec<Pending>,
+    /// Dense remaining terms in `complete`: bitmap start and upper bound.
+    dense: Vec<(usize, f32)>,
     /// The best documents so far.
     top: TopN,
 }
@@ -139,6 +150,8 @@ struct Plan<'a> {
     activation: Vec<(NodeId, f32)>,
     crec: f64,
     cuse: f64,
+    /// How many to keep.
+    n: usize,
     strategy: Strategy,
     cancel: Option<&'a dyn Cancel>,
 }
@@ -231,6 +244,7 @@ pub fn shortlist_with(
         },
         crec: (-half_lives(query.at, TIME_ANCHOR, params.recency_half_life_days)).exp2(),
         cuse: (-half_lives(query.at, TIME_ANCHOR, params.usage_half_life_days)).exp2(),
+        n,
         strategy,
         cancel: query.cancel,
     };
@@ -242,12 +256,21 @@ pub fn shortlist_with(
         }
         scratch.node_act[i] = act;
     }
-    for (vi, view) in views.iter().enumerate() {
+    // Largest segment first: it is the likeliest to fill the top-n on its
+    // own, and a full top-n has the cutoff that prunes the other segments
+    // (one that cannot fill it ends up scoring everything its lists reach).
+    // Among equals, newest first: recency favours their documents.
+    let mut order = std::mem::take(&mut scratch.order);
+    order.clear();
+    order.extend((0..views.len()).rev());
+    order.sort_by_key(|&vi| std::cmp::Reverse(views[vi].segment.len()));
+    for &vi in &order {
         if plan.cancelled() {
             break;
         }
-        plan.score_segment(vi, view, scratch);
+        plan.score_segment(vi, &views[vi], scratch);
     }
+    scratch.order = order;
     for &(node, _) in &plan.activation {
         scratch.node_act[node as usize] = 0.0;
     }
@@ -393,12 +416,7 @@ impl Plan<'_> {
     #[inline]
     fn factor(&self, seg: &Segment, d: u32, doc: &DocView<'_>, node_act: &[f32]) -> f32 {
         let (p, r) = (self.params, self.ranker);
-        let mut f = 1.0f32;
-        if r.recency {
-            // A fact observed after the request time counts as fresh.
-            let rec = (doc.rec * self.crec).min(1.0) as f32;
-            f *= p.recency_floor + (1.0 - p.recency_floor) * rec;
-        }
+        let mut f = self.recency(doc.rec);
         if r.usage && seg.any_usage() {
             let u = seg.use_lin()[d as usize];
             if u > 0.0 {
@@ -417,8 +435,22 @@ impl Plan<'_> {
         f
     }
 
+    /// The recency factor of anchored recency `rec` (1 when the ranker
+    /// ignores recency). It never decreases as `rec` grows, so at the
+    /// largest `rec` of a block or segment it bounds all of their documents.
+    #[inline]
+    fn recency(&self, rec: f64) -> f32 {
+        if !self.ranker.recency {
+            return 1.0;
+        }
+        let p = self.params;
+        // A fact observed after the request time counts as fresh.
+        let rec = (rec * self.crec).min(1.0) as f32;
+        p.recency_floor + (1.0 - p.recency_floor) * rec
+    }
+
     /// The largest factor a document of the segment can have, given the
-    /// largest association activation it can have.
+    /// largest association activation it can have, recency aside.
     fn max_factor(&self, seg: &Segment, amax: f32) -> f32 {
         let (p, r) = (self.params, self.ranker);
         let mut f = 1.0f32;
@@ -437,24 +469,20 @@ impl Plan<'_> {
             s.acc.resize(seg.len(), 0.0);
         }
         let nterms = self.weights.len();
-        // rest[t]: the most terms t.. can add to one document.
-        let mut rest = std::mem::take(&mut s.rest);
-        rest.clear();
-        rest.resize(nterms + 1, 0.0);
-        for t in (0..nterms).rev() {
-            let ub = match self.tid(t, vi) {
-                u32::MAX => 0.0,
-                id => self.upper_bound(self.weights[t], seg, id),
-            };
-            rest[t] = rest[t + 1] + ub;
-        }
+        s.ub.clear();
+        s.ub.extend((0..nterms).map(|t| match self.tid(t, vi) {
+            u32::MAX => 0.0,
+            id => self.upper_bound(self.weights[t], seg, id),
+        }));
         let amax = self.activation.iter().map(|a| a.1).fold(0.0, f32::max);
-        let fmax = self.max_factor(seg, amax) * (1.0 + MARGIN);
+        // The factor's bound without recency, and with the segment's newest.
+        let fbase = self.max_factor(seg, amax) * (1.0 + MARGIN);
+        let fmax = fbase * self.recency(seg.max_rec());
 
         // touched[..done] are complete: scored in full, offered, and marked
         // DONE in `acc` so that later lists pass them by.
         let mut done = 0;
-        for (t, &rest_t) in rest.iter().enumerate().take(nterms) {
+        for t in 0..nterms {
             if self.cancelled() {
                 break;
             }
@@ -466,9 +494,11 @@ impl Plan<'_> {
                 // Completing the pending candidates costs less than the list;
                 // their final scores may then rule out every document the
                 // list would add.
-                self.complete(vi, view, t, rest_t, fmax, done, s);
+                self.complete(vi, view, t, fbase, s, done);
                 done = s.touched.len();
-                if s.top.cutoff().is_some_and(|c| rest_t * fmax < c) {
+                // The most terms t.. can add to a document not seen yet.
+                let rest: f32 = s.ub[t..].iter().sum();
+                if s.top.cutoff().is_some_and(|c| rest * fmax < c) {
                     break;
                 }
             }
@@ -489,13 +519,12 @@ impl Plan<'_> {
             }
         }
         if !self.cancelled() {
-            self.complete(vi, view, nterms, 0.0, fmax, done, s);
+            self.complete(vi, view, nterms, fbase, s, done);
         }
         for &d in &s.touched {
             s.acc[d as usize] = 0.0;
         }
         s.touched.clear();
-        s.rest = rest;
     }
 
     /// Term `t`'s id in view `vi` (`u32::MAX`: absent).
@@ -504,59 +533,118 @@ impl Plan<'_> {
         self.tids[t * self.nviews + vi]
     }
 
-    /// Scores the candidates `touched[start..]` in full and offers them,
-    /// newest first (recency makes them likelier to be kept early, so later
-    /// ones mostly fail the bound test). Each has accumulated terms `..from`;
-    /// terms `from..` come from its forward data, added in term order as the
-    /// exhaustive walk adds them, so the score is bit-identical. `rest`
-    /// bounds what terms `from..` add, `fmax` (with margin) the factor; a
-    /// candidate whose bound is below the cutoff is dropped before its data
-    /// is read, or right after its factor.
-    #[allow(clippy::too_many_arguments)]
+    /// Scores the candidates `touched[start..]` in full and offers them.
+    /// Each has accumulated terms `..from`; terms `from..` come from its
+    /// record, added in term order as the exhaustive walk adds them, so the
+    /// score is bit-identical.
+    ///
+    /// Records are cache misses, so a first pass bounds every candidate
+    /// without one: terms `from..` add at most their upper bounds, except
+    /// dense terms whose bitmap says the document lacks them, and the factor
+    /// is at most `fbase` (everything but recency, with margin) times the
+    /// recency of the newest document of its block. Candidates below the
+    /// cutoff go no further. If there is no cutoff yet, the `n` best bounds
+    /// go first, so that the cutoff they set is close to the final one. The
+    /// second pass reads the records of those still above the cutoff
+    /// (prefetched a few ahead, so that the misses overlap), checks the bound
+    /// again with the exact factor, and completes the rest.
     fn complete(
         &self,
         vi: usize,
         view: &SegmentView,
         from: usize,
-        rest: f32,
-        fmax: f32,
-        start: usize,
+        fbase: f32,
         s: &mut Scratch,
+        start: usize,
     ) {
         let seg = &*view.segment;
         let pruned = self.strategy == Strategy::Pruned;
-        for i in (start..s.touched.len()).rev() {
-            // Candidates are scattered over the segment: start loading the
-            // record of one a few steps ahead so that the misses overlap.
-            if i >= start + PREFETCH {
-                seg.prefetch(s.touched[i - PREFETCH]);
+        let nterms = self.weights.len();
+        let mut pending = std::mem::take(&mut s.pending);
+        pending.clear();
+        // Terms from.. without a bitmap add their bounds to every candidate;
+        // those with one, only where their bit is set.
+        s.dense.clear();
+        let mut sparse = 0.0;
+        for t in from..nterms {
+            match self.tid(t, vi) {
+                u32::MAX => {}
+                id => match seg.bitmap_at(id) {
+                    Some(at) => s.dense.push((at, s.ub[t])),
+                    None => sparse += s.ub[t],
+                },
             }
+        }
+        let cutoff = s.top.cutoff().filter(|_| pruned);
+        // Newest first: with recency, they are likelier to stay.
+        for i in (start..s.touched.len()).rev() {
             let d = s.touched[i];
             let acc = std::mem::replace(&mut s.acc[d as usize], DONE);
-            let cutoff = s.top.cutoff().filter(|_| pruned);
-            if cutoff.is_some_and(|c| (acc + rest) * fmax < c) {
-                continue;
-            }
             if view.deletes.contains(d) {
                 continue;
             }
-            let doc = seg.doc(d);
-            let f = self.factor(seg, d, &doc, &s.node_act);
-            if cutoff.is_some_and(|c| (acc + rest) * f * (1.0 + MARGIN) < c) {
+            let mut rest = sparse;
+            for &(at, ub) in &s.dense {
+                if seg.bit(at, d) {
+                    rest += ub;
+                }
+            }
+            let bound = (acc + rest) * fbase * self.recency(seg.block_rec(d));
+            if cutoff.is_some_and(|c| bound < c) {
                 continue;
             }
-            let mut score = acc;
-            for t in from..self.weights.len() {
+            pending.push(Pending {
+                doc: d,
+                acc,
+                rest,
+                bound,
+            });
+        }
+        if pruned && cutoff.is_none() && pending.len() > self.n {
+            pending.select_nth_unstable_by(self.n - 1, |a, b| b.bound.total_cmp(&a.bound));
+        }
+        for j in 0..pending.len() {
+            let cutoff = s.top.cutoff().filter(|_| pruned);
+            if let Some(ahead) = pending.get(j + PREFETCH)
+                && !cutoff.is_some_and(|c| ahead.bound < c)
+            {
+                seg.prefetch(ahead.doc);
+            }
+            let p = pending[j];
+            if cutoff.is_some_and(|c| p.bound < c) {
+                continue;
+            }
+            let doc = seg.doc(p.doc);
+            let f = self.factor(seg, p.doc, &doc, &s.node_act);
+            if cutoff.is_some_and(|c| (p.acc + p.rest) * f * (1.0 + MARGIN) < c) {
+                continue;
+            }
+            let mut score = p.acc;
+            for t in from..nterms {
                 let id = self.tid(t, vi);
                 if id != u32::MAX
                     && let Some(tf) = doc.tf(id)
                 {
-                    score += self.contribution(self.weights[t], seg, d, tf);
+                    score += self.contribution(self.weights[t], seg, p.doc, tf);
                 }
             }
-            offer(&mut s.top, seg, vi, d, score * f);
+            offer(&mut s.top, seg, vi, p.doc, score * f);
         }
+        s.pending = pending;
     }
+}
+
+/// A candidate between the two passes of [`Plan::complete`].
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    /// Local document id.
+    doc: u32,
+    /// Its accumulated partial score.
+    acc: f32,
+    /// The most the remaining terms can add to it.
+    rest: f32,
+    /// The most its final score can be.
+    bound: f32,
 }
 
 /// Offers document `d` of view `vi` with its final score.
