@@ -82,20 +82,20 @@ pub enum Strategy {
 /// Reusable per-thread buffers, so a query allocates little.
 #[derive(Debug, Default)]
 pub struct Scratch {
-    /// Partial BM25F per local document of the current segment.
+    /// Partial BM25F per global document (`base + local`).
     acc: Vec<f32>,
     /// Activation per graph node (set for this query's activated nodes only).
     node_act: Vec<f32>,
-    /// Documents with a non-zero `acc`.
-    touched: Vec<u32>,
-    /// Per term, the most it can add to one document (one segment).
-    ub: Vec<f32>,
-    /// The order segments are scored in.
-    order: Vec<usize>,
+    /// Documents with a non-zero `acc`, as (view, local document).
+    touched: Vec<(u32, u32)>,
+    /// Per term and view (`t * nviews + v`): what the term is there.
+    terms: Vec<TermInView>,
+    /// Per view: the factor's bound without recency (with margin), the
+    /// same with the segment's newest recency, and whether its lists are
+    /// still read.
+    views: Vec<ViewBound>,
     /// Candidates between the two passes of `complete`.
     pending: Vec<Pending>,
-    /// Dense remaining terms in `complete`: bitmap start and upper bound.
-    dense: Vec<(usize, f32)>,
     /// The best documents so far.
     top: TopN,
 }
@@ -140,7 +140,6 @@ struct Plan<'a> {
     weights: Vec<f32>,
     /// Term id of term `t` in view `v` at `t * nviews + v` (`u32::MAX`: absent).
     tids: Vec<u32>,
-    nviews: usize,
     alpha: [f32; FIELDS],
     /// Merged term frequencies of small per-field counts, by `tf0 + 4 tf1 + 16 tf2`.
     tf_table: [f32; 64],
@@ -229,7 +228,6 @@ pub fn shortlist_with(
         params,
         weights: weighted.iter().map(|w| w.0).collect(),
         tids: weighted.iter().flat_map(|w| w.2.iter().copied()).collect(),
-        nviews: views.len(),
         alpha,
         tf_table: std::array::from_fn(|i| {
             merged_tf(alpha, [(i % 4) as u8, (i / 4 % 4) as u8, (i / 16) as u8])
@@ -256,21 +254,7 @@ pub fn shortlist_with(
         }
         scratch.node_act[i] = act;
     }
-    // Largest segment first: it is the likeliest to fill the top-n on its
-    // own, and a full top-n has the cutoff that prunes the other segments
-    // (one that cannot fill it ends up scoring everything its lists reach).
-    // Among equals, newest first: recency favours their documents.
-    let mut order = std::mem::take(&mut scratch.order);
-    order.clear();
-    order.extend((0..views.len()).rev());
-    order.sort_by_key(|&vi| std::cmp::Reverse(views[vi].segment.len()));
-    for &vi in &order {
-        if plan.cancelled() {
-            break;
-        }
-        plan.score_segment(vi, &views[vi], scratch);
-    }
-    scratch.order = order;
+    plan.score(views, scratch);
     for &(node, _) in &plan.activation {
         scratch.node_act[node as usize] = 0.0;
     }
@@ -463,21 +447,41 @@ impl Plan<'_> {
         f
     }
 
-    fn score_segment(&self, vi: usize, view: &SegmentView, s: &mut Scratch) {
-        let seg = &*view.segment;
-        if s.acc.len() < seg.len() {
-            s.acc.resize(seg.len(), 0.0);
+    /// Scores every segment term by term: each term's lists in all the
+    /// segments still open, so that the candidates of every segment count
+    /// towards the first cutoff (a segment alone may have too few).
+    fn score(&self, views: &[SegmentView], s: &mut Scratch) {
+        let (nterms, nviews) = (self.weights.len(), views.len());
+        let total = views
+            .last()
+            .map_or(0, |v| v.base as usize + v.segment.len());
+        if s.acc.len() < total {
+            s.acc.resize(total, 0.0);
         }
-        let nterms = self.weights.len();
-        s.ub.clear();
-        s.ub.extend((0..nterms).map(|t| match self.tid(t, vi) {
-            u32::MAX => 0.0,
-            id => self.upper_bound(self.weights[t], seg, id),
-        }));
+        s.terms.clear();
+        for t in 0..nterms {
+            for (vi, view) in views.iter().enumerate() {
+                let seg = &*view.segment;
+                s.terms.push(match self.tids[t * nviews + vi] {
+                    u32::MAX => TermInView::ABSENT,
+                    id => TermInView {
+                        tid: id,
+                        ub: self.upper_bound(self.weights[t], seg, id),
+                        bitmap: seg.bitmap_at(id).unwrap_or(usize::MAX),
+                    },
+                });
+            }
+        }
         let amax = self.activation.iter().map(|a| a.1).fold(0.0, f32::max);
-        // The factor's bound without recency, and with the segment's newest.
-        let fbase = self.max_factor(seg, amax) * (1.0 + MARGIN);
-        let fmax = fbase * self.recency(seg.max_rec());
+        s.views.clear();
+        s.views.extend(views.iter().map(|view| {
+            let fbase = self.max_factor(&view.segment, amax) * (1.0 + MARGIN);
+            ViewBound {
+                fbase,
+                fmax: fbase * self.recency(view.segment.max_rec()),
+                open: true,
+            }
+        }));
 
         // touched[..done] are complete: scored in full, offered, and marked
         // DONE in `acc` so that later lists pass them by.
@@ -486,51 +490,60 @@ impl Plan<'_> {
             if self.cancelled() {
                 break;
             }
-            let list = match self.tid(t, vi) {
-                u32::MAX => &[][..],
-                id => seg.postings(id),
-            };
-            if self.strategy == Strategy::Pruned && t > 0 && list.len() > s.touched.len() - done {
-                // Completing the pending candidates costs less than the list;
-                // their final scores may then rule out every document the
-                // list would add.
-                self.complete(vi, view, t, fbase, s, done);
+            let row = &s.terms[t * nviews..(t + 1) * nviews];
+            let len: usize = views
+                .iter()
+                .zip(row)
+                .zip(&s.views)
+                .filter(|(_, b)| b.open)
+                .map(|((v, ti), _)| ti.postings(&v.segment).len())
+                .sum();
+            if self.strategy == Strategy::Pruned && t > 0 && len > s.touched.len() - done {
+                // Completing the pending candidates costs less than the
+                // lists; their final scores may then rule out every document
+                // the lists would add, segment by segment.
+                self.complete(views, t, s, done);
                 done = s.touched.len();
-                // The most terms t.. can add to a document not seen yet.
-                let rest: f32 = s.ub[t..].iter().sum();
-                if s.top.cutoff().is_some_and(|c| rest * fmax < c) {
-                    break;
+                if let Some(c) = s.top.cutoff() {
+                    for (vi, b) in s.views.iter_mut().enumerate() {
+                        let rest: f32 = (t..nterms).map(|u| s.terms[u * nviews + vi].ub).sum();
+                        b.open &= rest * b.fmax >= c;
+                    }
+                    if s.views.iter().all(|b| !b.open) {
+                        break;
+                    }
                 }
             }
             let w = self.weights[t];
-            for p in list {
-                let a = &mut s.acc[p.doc as usize];
-                if *a == DONE {
+            for (vi, view) in views.iter().enumerate() {
+                if !s.views[vi].open {
                     continue;
                 }
-                let c = self.contribution(w, seg, p.doc, p.tf);
-                if c == 0.0 {
-                    continue;
+                let seg = &*view.segment;
+                let acc = &mut s.acc[view.base as usize..];
+                for p in s.terms[t * nviews + vi].postings(seg) {
+                    let a = &mut acc[p.doc as usize];
+                    if *a == DONE {
+                        continue;
+                    }
+                    let c = self.contribution(w, seg, p.doc, p.tf);
+                    if c == 0.0 {
+                        continue;
+                    }
+                    if *a == 0.0 {
+                        s.touched.push((vi as u32, p.doc));
+                    }
+                    *a += c;
                 }
-                if *a == 0.0 {
-                    s.touched.push(p.doc);
-                }
-                *a += c;
             }
         }
         if !self.cancelled() {
-            self.complete(vi, view, nterms, fbase, s, done);
+            self.complete(views, nterms, s, done);
         }
-        for &d in &s.touched {
-            s.acc[d as usize] = 0.0;
+        for &(vi, d) in &s.touched {
+            s.acc[views[vi as usize].base as usize + d as usize] = 0.0;
         }
         s.touched.clear();
-    }
-
-    /// Term `t`'s id in view `vi` (`u32::MAX`: absent).
-    #[inline]
-    fn tid(&self, t: usize, vi: usize) -> u32 {
-        self.tids[t * self.nviews + vi]
     }
 
     /// Scores the candidates `touched[start..]` in full and offers them.
@@ -541,59 +554,41 @@ impl Plan<'_> {
     /// Records are cache misses, so a first pass bounds every candidate
     /// without one: terms `from..` add at most their upper bounds, except
     /// dense terms whose bitmap says the document lacks them, and the factor
-    /// is at most `fbase` (everything but recency, with margin) times the
-    /// recency of the newest document of its block. Candidates below the
-    /// cutoff go no further. If there is no cutoff yet, the `n` best bounds
-    /// go first, so that the cutoff they set is close to the final one. The
-    /// second pass reads the records of those still above the cutoff
-    /// (prefetched a few ahead, so that the misses overlap), checks the bound
-    /// again with the exact factor, and completes the rest.
-    fn complete(
-        &self,
-        vi: usize,
-        view: &SegmentView,
-        from: usize,
-        fbase: f32,
-        s: &mut Scratch,
-        start: usize,
-    ) {
-        let seg = &*view.segment;
+    /// is at most the segment's `fbase` (everything but recency, with
+    /// margin) times the recency of the newest document of its block.
+    /// Candidates below the cutoff go no further. If there is no cutoff yet,
+    /// the `n` best bounds go first, so that the cutoff they set is close to
+    /// the final one. The second pass reads the records of those still above
+    /// the cutoff (prefetched a few ahead, so that the misses overlap),
+    /// checks the bound again with the exact factor, and completes the rest.
+    fn complete(&self, views: &[SegmentView], from: usize, s: &mut Scratch, start: usize) {
         let pruned = self.strategy == Strategy::Pruned;
-        let nterms = self.weights.len();
+        let (nterms, nviews) = (self.weights.len(), views.len());
         let mut pending = std::mem::take(&mut s.pending);
         pending.clear();
-        // Terms from.. without a bitmap add their bounds to every candidate;
-        // those with one, only where their bit is set.
-        s.dense.clear();
-        let mut sparse = 0.0;
-        for t in from..nterms {
-            match self.tid(t, vi) {
-                u32::MAX => {}
-                id => match seg.bitmap_at(id) {
-                    Some(at) => s.dense.push((at, s.ub[t])),
-                    None => sparse += s.ub[t],
-                },
-            }
-        }
         let cutoff = s.top.cutoff().filter(|_| pruned);
         // Newest first: with recency, they are likelier to stay.
         for i in (start..s.touched.len()).rev() {
-            let d = s.touched[i];
-            let acc = std::mem::replace(&mut s.acc[d as usize], DONE);
+            let (vi, d) = s.touched[i];
+            let view = &views[vi as usize];
+            let acc = std::mem::replace(&mut s.acc[view.base as usize + d as usize], DONE);
             if view.deletes.contains(d) {
                 continue;
             }
-            let mut rest = sparse;
-            for &(at, ub) in &s.dense {
-                if seg.bit(at, d) {
-                    rest += ub;
+            let seg = &*view.segment;
+            let mut rest = 0.0;
+            for t in from..nterms {
+                let ti = &s.terms[t * nviews + vi as usize];
+                if ti.bitmap == usize::MAX || seg.bit(ti.bitmap, d) {
+                    rest += ti.ub;
                 }
             }
-            let bound = (acc + rest) * fbase * self.recency(seg.block_rec(d));
+            let bound = (acc + rest) * s.views[vi as usize].fbase * self.recency(seg.block_rec(d));
             if cutoff.is_some_and(|c| bound < c) {
                 continue;
             }
             pending.push(Pending {
+                view: vi,
                 doc: d,
                 acc,
                 rest,
@@ -608,12 +603,14 @@ impl Plan<'_> {
             if let Some(ahead) = pending.get(j + PREFETCH)
                 && !cutoff.is_some_and(|c| ahead.bound < c)
             {
-                seg.prefetch(ahead.doc);
+                views[ahead.view as usize].segment.prefetch(ahead.doc);
             }
             let p = pending[j];
             if cutoff.is_some_and(|c| p.bound < c) {
                 continue;
             }
+            let vi = p.view as usize;
+            let seg = &*views[vi].segment;
             let doc = seg.doc(p.doc);
             let f = self.factor(seg, p.doc, &doc, &s.node_act);
             if cutoff.is_some_and(|c| (p.acc + p.rest) * f * (1.0 + MARGIN) < c) {
@@ -621,9 +618,9 @@ impl Plan<'_> {
             }
             let mut score = p.acc;
             for t in from..nterms {
-                let id = self.tid(t, vi);
-                if id != u32::MAX
-                    && let Some(tf) = doc.tf(id)
+                let ti = &s.terms[t * nviews + vi];
+                if ti.tid != u32::MAX
+                    && let Some(tf) = doc.tf(ti.tid)
                 {
                     score += self.contribution(self.weights[t], seg, p.doc, tf);
                 }
@@ -634,9 +631,49 @@ impl Plan<'_> {
     }
 }
 
+/// A query term as one segment sees it.
+#[derive(Clone, Copy, Debug)]
+struct TermInView {
+    /// Its id there (`u32::MAX`: absent).
+    tid: u32,
+    /// The most it adds to one document there (0 when absent).
+    ub: f32,
+    /// Where its bitmap starts (`usize::MAX`: none, or absent).
+    bitmap: usize,
+}
+
+impl TermInView {
+    const ABSENT: TermInView = TermInView {
+        tid: u32::MAX,
+        ub: 0.0,
+        bitmap: usize::MAX,
+    };
+
+    fn postings<'a>(&self, seg: &'a Segment) -> &'a [crate::index::Posting] {
+        match self.tid {
+            u32::MAX => &[],
+            id => seg.postings(id),
+        }
+    }
+}
+
+/// Per segment view, for one query.
+#[derive(Clone, Copy, Debug)]
+struct ViewBound {
+    /// The largest factor recency aside, with margin.
+    fbase: f32,
+    /// The largest factor, with margin.
+    fmax: f32,
+    /// Whether its lists are still read (false once no unseen document of
+    /// the segment can reach the cutoff).
+    open: bool,
+}
+
 /// A candidate between the two passes of [`Plan::complete`].
 #[derive(Clone, Copy, Debug)]
 struct Pending {
+    /// Its segment view.
+    view: u32,
     /// Local document id.
     doc: u32,
     /// Its accumulated partial score.
