@@ -116,8 +116,8 @@ pub enum Error {
     #[error("invalid configuration: {0}")]
     InvalidConfig(String),
 
-    /// A corpus or query file could not be read.
-    #[error("cannot read {path}: {source}")]
+    /// A file could not be read or written.
+    #[error("{path}: {source}")]
     Io {
         /// The file.
         path: String,

@@ -121,3 +121,77 @@ fn the_run_folder_holds_csv_markdown_rows_and_plot() {
     assert!(svg.contains("<svg") && svg.contains("wide p50") && svg.contains("narrow p50"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A stand-in reference engine: a shell script that reads the two files it
+/// is given and reports their line counts in its row.
+fn fake_engine(dir: &std::path::Path, body: &str) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join("engine.sh");
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+#[test]
+fn a_reference_engine_is_timed_on_the_rows_own_files() {
+    let dir = temp_dir("reference");
+    let (facts, queries) =
+        scale::reference::write_corpus(&dir.join("corpus"), 300, 7, Vocabulary::Narrow).unwrap();
+    let (f, q) = synth::generate(300, 7, Vocabulary::Narrow, synth::DEFAULT_QUERIES);
+    assert_eq!(
+        synth::read_facts(&facts).unwrap().len(),
+        f.len(),
+        "the facts the row is built from"
+    );
+    let written = std::fs::read_to_string(&queries).unwrap();
+    assert_eq!(written.lines().next().unwrap(), q[0].to_json_line());
+    assert_eq!(written.lines().count(), q.len());
+
+    let engine = fake_engine(
+        &dir,
+        r#"echo "{\"engine\": \"fake\", \"p50_us\": 2.5, \"p99_us\": 4, \"max_us\": 9, \"block_lines_total\": $(cat "$1" | wc -l)$(cat "$2" | wc -l)}""#,
+    );
+    let got = scale::reference::run(&engine, &facts, &queries).unwrap();
+    assert_eq!(got.engine, "fake");
+    assert_eq!((got.p50_us, got.p99_us, got.max_us), (2.5, 4.0, 9.0));
+    assert_eq!(
+        got.block_lines_total.to_string(),
+        format!("{}{}", f.len(), q.len()),
+        "the engine read both files"
+    );
+
+    // Side by side in the report.
+    let mut row = scale::measure(
+        Corpus::Files {
+            facts: synth::read_facts(&facts).unwrap(),
+            queries: synth::read_queries(&queries).unwrap(),
+        },
+        &NoProbe,
+        None,
+    )
+    .unwrap();
+    row.reference = Some(got);
+    let md = report::reference_table(std::slice::from_ref(&row));
+    assert!(md.contains("| fake |") && md.lines().count() == 3, "{md}");
+    let csv = report::csv(std::slice::from_ref(&row));
+    let tail = format!(",fake,2.50,4.00,9.00,{}{}", f.len(), q.len());
+    assert!(csv.lines().nth(1).unwrap().ends_with(&tail), "{csv}");
+    assert_eq!(
+        report::reference_table(&[scale::Row {
+            reference: None,
+            ..row
+        }]),
+        ""
+    );
+
+    // An engine that fails or prints something else is an error naming it.
+    let failing = fake_engine(&dir, "exit 3");
+    let err = scale::reference::run(&failing, &facts, &queries).unwrap_err();
+    assert!(err.to_string().contains("engine.sh"), "{err}");
+    let chatty = fake_engine(&dir, "echo hello");
+    let err = scale::reference::run(&chatty, &facts, &queries).unwrap_err();
+    assert!(err.to_string().contains("not one JSON row"), "{err}");
+    let missing = scale::reference::run(&dir.join("no-such-engine"), &facts, &queries);
+    assert!(missing.is_err());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -247,6 +247,13 @@ enum Command {
         /// for every row into this folder (untimed extra passes).
         #[arg(long)]
         flamegraphs: Option<PathBuf>,
+        /// Also time another engine on each row's facts and queries, right
+        /// after the row: a binary called as `BIN FACTS.jsonl
+        /// QUERIES.jsonl` that prints one JSON row (p50_us, p99_us, max_us,
+        /// block_lines_total). tantivy's is `scale/tantivy-ref` (see
+        /// scale/README.md); the report puts both side by side.
+        #[arg(long)]
+        reference: Option<PathBuf>,
         /// Internal: measure the one row given in this process and print it
         /// as JSON (the parent runs every row this way).
         #[arg(long, hide = true)]
@@ -422,6 +429,7 @@ fn main() -> Result<()> {
             out,
             json,
             flamegraphs,
+            reference,
             one_row,
         } => run_scale(
             sizes,
@@ -431,6 +439,7 @@ fn main() -> Result<()> {
             &out,
             json,
             flamegraphs,
+            reference,
             one_row,
         ),
         Command::Eval {
@@ -797,6 +806,7 @@ fn run_scale(
     out: &Path,
     json: bool,
     flamegraphs: Option<PathBuf>,
+    reference: Option<PathBuf>,
     one_row: bool,
 ) -> Result<()> {
     use pfm::scale::{self, report as scale_report};
@@ -845,10 +855,18 @@ fn run_scale(
             anyhow::bail!("row {} failed ({})", row.label(), output.status);
         }
         let line = String::from_utf8_lossy(&output.stdout);
-        let measured_row: scale::Row = serde_json::from_str(line.trim())
+        let mut measured_row: scale::Row = serde_json::from_str(line.trim())
             .with_context(|| format!("reading the row {}: {line:?}", row.label()))?;
+        if let Some(bin) = &reference {
+            bar.set_message(format!("timing {} on {}", bin.display(), row.label()));
+            measured_row.reference = Some(
+                run_reference(bin, &row, seed)
+                    .with_context(|| format!("reference engine on the row {}", row.label()))?,
+            );
+        }
         if json {
-            bar.suspend(|| println!("{}", line.trim()));
+            let line = serde_json::to_string(&measured_row)?;
+            bar.suspend(|| println!("{line}"));
         }
         measured.push(measured_row);
         bar.inc(1);
@@ -863,6 +881,22 @@ fn run_scale(
     }
     eprintln!("wrote {}", dir.display());
     Ok(())
+}
+
+/// Times the reference engine on a row's data: the files themselves, or the
+/// synthetic corpus written to a temporary folder (removed afterwards).
+fn run_reference(bin: &Path, row: &ScaleRow, seed: u64) -> Result<pfm::scale::Reference> {
+    use pfm::scale::reference;
+    Ok(match row {
+        ScaleRow::Files(facts, queries) => reference::run(bin, facts, queries)?,
+        ScaleRow::Synthetic(n, vocabulary) => {
+            let dir = std::env::temp_dir().join(format!("pfm-scale-{}", std::process::id()));
+            let result = reference::write_corpus(&dir, *n, seed, *vocabulary)
+                .and_then(|(facts, queries)| reference::run(bin, &facts, &queries));
+            let _ = std::fs::remove_dir_all(&dir);
+            result?
+        }
+    })
 }
 
 /// The machine's host name, or "host".

@@ -19,7 +19,9 @@
 //! (`block_lines_total`) cross-checks the two.
 //!
 //! - [`report`]: CSV, markdown, the log-log plot and the run folder.
+//! - [`reference`]: another engine timed on the same files, in the same run.
 
+pub mod reference;
 pub mod report;
 
 use std::time::Instant;
@@ -80,6 +82,27 @@ pub struct Row {
     pub commit_visible_p99_us: f64,
     /// Build wall time, seconds.
     pub build_s: f64,
+    /// Another engine timed on the same facts and queries right after this
+    /// row (`pfm scale --reference`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<Reference>,
+}
+
+/// What a reference engine reports for one row: the keys of [`Row`] it
+/// shares, measured the same way (whole call, 50 warm-ups, 300 timed).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Reference {
+    /// The engine's name (`engine` in its output, else the binary's name).
+    #[serde(default)]
+    pub engine: String,
+    /// Retrieval latency, microseconds.
+    pub p50_us: f64,
+    /// 99th percentile.
+    pub p99_us: f64,
+    /// Slowest timed query.
+    pub max_us: f64,
+    /// Sum over timed queries of the block's fact lines.
+    pub block_lines_total: usize,
 }
 
 /// What the harness can ask the process about memory.
@@ -227,6 +250,7 @@ pub fn measure(
         commit_visible_p50_us: commit.value_at_quantile(0.5) as f64 / 1e3,
         commit_visible_p99_us: commit.value_at_quantile(0.99) as f64 / 1e3,
         build_s: build_time.as_secs_f64(),
+        reference: None,
     })
 }
 

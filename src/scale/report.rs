@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 pub use crate::run::RunMeta;
 
 /// The CSV columns, in order.
-const COLUMNS: &str = "n,vocabulary,queries,p50_us,p99_us,max_us,add_us,rss_mb,heap_mb,longest_posting,mean_block_chars,block_lines_total,commit_visible_p50_us,commit_visible_p99_us,build_s";
+const COLUMNS: &str = "n,vocabulary,queries,p50_us,p99_us,max_us,add_us,rss_mb,heap_mb,longest_posting,mean_block_chars,block_lines_total,commit_visible_p50_us,commit_visible_p99_us,build_s,reference,reference_p50_us,reference_p99_us,reference_max_us,reference_block_lines_total";
 
 /// The rows as CSV (a header line, then one line per row).
 pub fn csv(rows: &[Row]) -> String {
@@ -22,7 +22,7 @@ pub fn csv(rows: &[Row]) -> String {
     for r in rows {
         let _ = writeln!(
             out,
-            "{},{},{},{:.2},{:.2},{:.2},{:.2},{:.1},{},{},{:.1},{},{:.2},{:.2},{:.2}",
+            "{},{},{},{:.2},{:.2},{:.2},{:.2},{:.1},{},{},{:.1},{},{:.2},{:.2},{:.2},{}",
             r.n,
             r.vocabulary,
             r.queries,
@@ -38,6 +38,10 @@ pub fn csv(rows: &[Row]) -> String {
             r.commit_visible_p50_us,
             r.commit_visible_p99_us,
             r.build_s,
+            r.reference.as_ref().map_or(",,,,".to_owned(), |e| format!(
+                "{},{:.2},{:.2},{:.2},{}",
+                e.engine, e.p50_us, e.p99_us, e.max_us, e.block_lines_total
+            )),
         );
     }
     out
@@ -71,6 +75,39 @@ pub fn markdown_table(rows: &[Row]) -> String {
     out
 }
 
+/// The rows that ran a reference engine, side by side with pfm (empty when
+/// none did).
+pub fn reference_table(rows: &[Row]) -> String {
+    let mut out = String::new();
+    for r in rows {
+        let Some(e) = &r.reference else {
+            continue;
+        };
+        if out.is_empty() {
+            out.push_str(
+                "| n | vocabulary | engine | pfm p50 / p99 (ms) | engine p50 / p99 (ms) | pfm / engine p50 | pfm / engine p99 | block lines pfm / engine |\n\
+                 |---|---|---|---|---|---|---|---|\n",
+            );
+        }
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {:.3} / {:.3} | {:.3} / {:.3} | {:.2} | {:.2} | {} / {} |",
+            r.n,
+            r.vocabulary,
+            e.engine,
+            r.p50_us / 1e3,
+            r.p99_us / 1e3,
+            e.p50_us / 1e3,
+            e.p99_us / 1e3,
+            r.p50_us / e.p50_us,
+            r.p99_us / e.p99_us,
+            r.block_lines_total,
+            e.block_lines_total,
+        );
+    }
+    out
+}
+
 /// The report: header, table and the paper's Table 9 for comparison.
 pub fn markdown(rows: &[Row], meta: &RunMeta) -> String {
     let mut out = String::from("# `pfm scale`: retrieval cost against store size\n\n");
@@ -88,6 +125,14 @@ pub fn markdown(rows: &[Row], meta: &RunMeta) -> String {
         super::COMMITS
     );
     out.push_str(&markdown_table(rows));
+    let against = reference_table(rows);
+    if !against.is_empty() {
+        out.push_str(
+            "\nThe reference engine on the same facts and queries, run right after each row \
+             (ratios below 1: pfm is faster):\n\n",
+        );
+        out.push_str(&against);
+    }
     out.push_str(
         "\nPaper, Table 9 (CPython, Apple M2): p50 0.20 ms at 1k, 2.8 ms at 20k, 22.6 ms at 100k \
          (frozen GC); add 0.14 ms; heap 275 MB at 100k.\n",
@@ -112,7 +157,10 @@ pub fn plot(rows: &[Row], path: &Path) -> Result<()> {
         (lo.min(r.n as f64), hi.max(r.n as f64))
     });
     let (t_min, t_max) = rows.iter().fold((f64::MAX, 0.0f64), |(lo, hi), r| {
-        (lo.min(r.p50_us / 1e3), hi.max(r.p99_us / 1e3))
+        let (rlo, rhi) = r.reference.as_ref().map_or((r.p50_us, r.p99_us), |e| {
+            (e.p50_us.min(r.p50_us), e.p99_us.max(r.p99_us))
+        });
+        (lo.min(rlo / 1e3), hi.max(rhi / 1e3))
     });
     let root = SVGBackend::new(path, (800, 520)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
@@ -157,6 +205,25 @@ pub fn plot(rows: &[Row], path: &Path) -> Result<()> {
             .map_err(|e| err(e.to_string()))?
             .label(format!("{v} p99"))
             .legend(move |(x, y)| Cross::new((x + 10, y), 4, colour.stroke_width(1)));
+        // The reference engine's p50, thin, where the run has one.
+        let reference: Vec<(f64, f64, &str)> = series
+            .iter()
+            .filter_map(|r| {
+                let e = r.reference.as_ref()?;
+                Some((r.n as f64, e.p50_us / 1e3, e.engine.as_str()))
+            })
+            .collect();
+        if let Some(&(_, _, engine)) = reference.first() {
+            let thin = colour.mix(0.6).stroke_width(1);
+            chart
+                .draw_series(LineSeries::new(
+                    reference.iter().map(|&(n, t, _)| (n, t)),
+                    thin,
+                ))
+                .map_err(|e| err(e.to_string()))?
+                .label(format!("{v} {engine} p50"))
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], thin));
+        }
     }
     chart
         .configure_series_labels()
