@@ -729,7 +729,10 @@ fn activation(
     }
     seeds.sort_unstable();
     seeds.dedup();
-    let mut spread: FxHashMap<NodeId, f32> = FxHashMap::default();
+    // Sized once: growing a map is most of this function's cost.
+    let reach = seeds.iter().map(|&s| graph.neighbours(s).len()).sum();
+    let mut spread: FxHashMap<NodeId, f32> =
+        FxHashMap::with_capacity_and_hasher(reach, Default::default());
     for &s in &seeds {
         let list = graph.neighbours(s);
         let Some(&(_, max)) = list.first() else {
