@@ -501,6 +501,11 @@ impl Segment {
         }
     }
 
+    /// The size of the documents' records in bytes.
+    pub fn record_bytes(&self) -> usize {
+        self.records.len() * std::mem::size_of::<u32>()
+    }
+
     /// The largest anchored recency among the documents of `doc`'s block
     /// (invariant 6).
     #[inline]

@@ -53,6 +53,9 @@ use crate::time::WallTime;
 /// Relative slack on every pruning bound, far above f32 rounding error.
 const MARGIN: f32 = 1e-4;
 
+/// Records up to this many bytes in all are taken to stay in cache.
+const RESIDENT_BYTES: usize = 512 << 10;
+
 /// How many candidates ahead [`Plan::complete`] prefetches records.
 const PREFETCH: usize = 8;
 
@@ -96,6 +99,9 @@ pub struct Scratch {
     views: Vec<ViewBound>,
     /// Candidates between the two passes of `complete`.
     pending: Vec<Pending>,
+    /// Whether the records of this query's segments fit in cache, so that
+    /// `complete` finishes candidates in one pass.
+    resident: bool,
     /// The best documents so far.
     top: TopN,
 }
@@ -472,6 +478,11 @@ impl Plan<'_> {
                 });
             }
         }
+        s.resident = views
+            .iter()
+            .map(|v| v.segment.record_bytes())
+            .sum::<usize>()
+            <= RESIDENT_BYTES;
         let amax = self.activation.iter().map(|a| a.1).fold(0.0, f32::max);
         s.views.clear();
         s.views.extend(views.iter().map(|view| {
@@ -561,6 +572,8 @@ impl Plan<'_> {
     /// the final one. The second pass reads the records of those still above
     /// the cutoff (prefetched a few ahead, so that the misses overlap),
     /// checks the bound again with the exact factor, and completes the rest.
+    /// When every record fits in cache (small stores), a read costs less
+    /// than holding candidates for a second pass: each is finished at once.
     fn complete(&self, views: &[SegmentView], from: usize, s: &mut Scratch, start: usize) {
         let pruned = self.strategy == Strategy::Pruned;
         let (nterms, nviews) = (self.weights.len(), views.len());
@@ -584,16 +597,23 @@ impl Plan<'_> {
                 }
             }
             let bound = (acc + rest) * s.views[vi as usize].fbase * self.recency(seg.block_rec(d));
-            if cutoff.is_some_and(|c| bound < c) {
-                continue;
-            }
-            pending.push(Pending {
+            let p = Pending {
                 view: vi,
                 doc: d,
                 acc,
                 rest,
                 bound,
-            });
+            };
+            if s.resident {
+                // Records in cache cost little: finish at once, against the
+                // cutoff as it rises.
+                let cutoff = s.top.cutoff().filter(|_| pruned);
+                if !cutoff.is_some_and(|c| bound < c) {
+                    self.finish(views, from, p, cutoff, s);
+                }
+            } else if !cutoff.is_some_and(|c| bound < c) {
+                pending.push(p);
+            }
         }
         if pruned && cutoff.is_none() && pending.len() > self.n {
             pending.select_nth_unstable_by(self.n - 1, |a, b| b.bound.total_cmp(&a.bound));
@@ -609,25 +629,39 @@ impl Plan<'_> {
             if cutoff.is_some_and(|c| p.bound < c) {
                 continue;
             }
-            let vi = p.view as usize;
-            let seg = &*views[vi].segment;
-            let doc = seg.doc(p.doc);
-            let f = self.factor(seg, p.doc, &doc, &s.node_act);
-            if cutoff.is_some_and(|c| (p.acc + p.rest) * f * (1.0 + MARGIN) < c) {
-                continue;
-            }
-            let mut score = p.acc;
-            for t in from..nterms {
-                let ti = &s.terms[t * nviews + vi];
-                if ti.tid != u32::MAX
-                    && let Some(tf) = doc.tf(ti.tid)
-                {
-                    score += self.contribution(self.weights[t], seg, p.doc, tf);
-                }
-            }
-            offer(&mut s.top, seg, vi, p.doc, score * f);
+            self.finish(views, from, p, cutoff, s);
         }
         s.pending = pending;
+    }
+
+    /// Reads a candidate's record and, unless its exact factor rules it out,
+    /// completes its score (terms `from..` from the record) and offers it.
+    fn finish(
+        &self,
+        views: &[SegmentView],
+        from: usize,
+        p: Pending,
+        cutoff: Option<f32>,
+        s: &mut Scratch,
+    ) {
+        let (nterms, nviews) = (self.weights.len(), views.len());
+        let vi = p.view as usize;
+        let seg = &*views[vi].segment;
+        let doc = seg.doc(p.doc);
+        let f = self.factor(seg, p.doc, &doc, &s.node_act);
+        if cutoff.is_some_and(|c| (p.acc + p.rest) * f * (1.0 + MARGIN) < c) {
+            return;
+        }
+        let mut score = p.acc;
+        for t in from..nterms {
+            let ti = &s.terms[t * nviews + vi];
+            if ti.tid != u32::MAX
+                && let Some(tf) = doc.tf(ti.tid)
+            {
+                score += self.contribution(self.weights[t], seg, p.doc, tf);
+            }
+        }
+        offer(&mut s.top, seg, vi, p.doc, score * f);
     }
 }
 
