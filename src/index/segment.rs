@@ -681,6 +681,54 @@ mod tests {
     }
 
     #[test]
+    fn block_recency_and_bitmaps_bound_what_records_hold() {
+        let p = ScoreParams::default();
+        // 300 documents (five blocks); "common" on every other one (dense),
+        // "rare" on two (sparse), observed out of id order.
+        let docs: Vec<DocInput> = (0..300u64)
+            .map(|id| {
+                let mut text = format!("doc{id}");
+                if id % 2 == 0 {
+                    text.push_str(" common");
+                }
+                if id == 7 || id == 250 {
+                    text.push_str(" rare");
+                }
+                DocInput {
+                    body: body(id, &text, &[], &[]),
+                    attrs: DocAttrs {
+                        last_observed: WallTime::from_secs(((id * 7919) % 1000) as i64 * 86_400),
+                        usage: Usage::default(),
+                    },
+                    nodes: Box::new([]),
+                }
+            })
+            .collect();
+        let seg = Segment::build(docs, &p);
+        let mut max = 0.0f64;
+        for d in 0..seg.len() as u32 {
+            let rec = seg.doc(d).rec;
+            assert!(rec <= seg.block_rec(d), "doc {d}");
+            max = max.max(rec);
+        }
+        assert_eq!(seg.max_rec(), max);
+        for d in (0..seg.len() as u32).step_by(1 << BLOCK_SHIFT) {
+            let block = d..(d + (1 << BLOCK_SHIFT)).min(seg.len() as u32);
+            let top = block.map(|e| seg.doc(e).rec).fold(0.0, f64::max);
+            assert_eq!(seg.block_rec(d), top, "the block's newest, not more");
+        }
+        let common = seg.term("common").unwrap();
+        let at = seg
+            .bitmap_at(common)
+            .expect("a term on half the documents is dense");
+        for d in 0..seg.len() as u32 {
+            assert_eq!(seg.bit(at, d), seg.doc(d).tf(common).is_some(), "doc {d}");
+        }
+        assert_eq!(seg.bitmap_at(seg.term("rare").unwrap()), None);
+        assert!(seg.record_bytes() > 0);
+    }
+
+    #[test]
     fn merge_keeps_live_documents_and_remaps() {
         let p = ScoreParams::default();
         let doc = |id, text| DocInput {

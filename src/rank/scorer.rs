@@ -102,8 +102,19 @@ pub struct Scratch {
     /// Whether the records of this query's segments fit in cache, so that
     /// `complete` finishes candidates in one pass.
     resident: bool,
+    /// Overrides [`RESIDENT_BYTES`] (see [`Scratch::set_resident_limit`]).
+    resident_limit: Option<usize>,
     /// The best documents so far.
     top: TopN,
+}
+
+impl Scratch {
+    /// Treats segments whose records total at most `bytes` as cache-resident
+    /// (finished in one pass; the default is 512 KiB). Both paths return the
+    /// same results: tests set 0 to check the two-pass path on small stores.
+    pub fn set_resident_limit(&mut self, bytes: usize) {
+        self.resident_limit = Some(bytes);
+    }
 }
 
 /// Lets the owner of a running query ask it to stop (fresh mode's cancel
@@ -482,7 +493,7 @@ impl Plan<'_> {
             .iter()
             .map(|v| v.segment.record_bytes())
             .sum::<usize>()
-            <= RESIDENT_BYTES;
+            <= s.resident_limit.unwrap_or(RESIDENT_BYTES);
         let amax = self.activation.iter().map(|a| a.1).fold(0.0, f32::max);
         s.views.clear();
         s.views.extend(views.iter().map(|view| {
