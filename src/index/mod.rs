@@ -16,6 +16,7 @@
 
 pub mod corpus;
 pub mod deletes;
+pub mod prefetch;
 pub mod segment;
 pub mod writer;
 

@@ -35,6 +35,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use rustc_hash::FxHashMap;
 
 use super::deletes::DeleteSet;
+use super::prefetch::prefetch;
 use crate::config::ScoreParams;
 use crate::fact::{FactBody, FactId, Usage, name_key};
 use crate::graph::NodeId;
@@ -536,23 +537,15 @@ impl Segment {
         self.bitmaps[at + doc as usize / 64] >> (doc % 64) & 1 != 0
     }
 
-    /// Asks the CPU to start loading a document's record, for a caller that
-    /// knows which documents it will read a few steps ahead.
+    /// Asks the CPU to start loading a document's record (its first two
+    /// cache lines), for a caller that knows it will read it a few steps
+    /// ahead.
     #[inline]
     pub fn prefetch(&self, doc: u32) {
-        #[cfg(target_arch = "x86_64")]
         if let Some(&s) = self.starts.get(doc as usize) {
-            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-            let p = self.records.as_ptr().wrapping_add(s as usize).cast::<i8>();
-            // SAFETY: a prefetch is only a hint; it never faults or changes
-            // memory, whatever the address. SSE is part of x86_64.
-            unsafe {
-                _mm_prefetch::<_MM_HINT_T0>(p);
-                _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(64));
-            }
+            prefetch(&self.records, s as usize);
+            prefetch(&self.records, s as usize + 16);
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = doc;
     }
 
     /// Sum of token counts per field over all documents (deleted included).
