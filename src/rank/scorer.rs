@@ -2,29 +2,30 @@
 //! times the recency, usage and association factors, into a bounded buffer of
 //! the best `n`.
 //!
-//! # Exact pruning (TAAT MaxScore, completed from forward data)
-//! Query terms are processed in descending weight, each posting list adding
-//! its contribution to the documents on it (the candidates). Before a list
-//! longer than the candidates not yet complete, the scorer completes them:
-//! it reads each one's record (recency, graph nodes, and its terms with their
+//! # Exact pruning (MaxScore, completed from forward data)
+//! Query terms are processed in descending weight, across every segment at
+//! once. The first (rarest) list adds its contribution to the documents on
+//! it, the candidates. Before the next list, the scorer completes them: it
+//! reads each one's record (recency, graph nodes, and its terms with their
 //! frequencies — the segment's forward index), adds the remaining terms from
-//! it, multiplies the factor, and offers the final score to the top-n. Then
-//! the cutoff is a real n-th best score so far; if a document that has not
-//! appeared yet cannot reach it even with every remaining term at its upper
-//! bound (`W · tf_max / (tf_max (1 + k1 b / avgdl) + k1 (1 - b))` per term,
-//! times the largest factor), the long lists are never read. Otherwise the
-//! list is walked as usual, passing completed documents by.
+//! it, multiplies the factor, and offers the final score to the top-n. From
+//! then on every candidate is complete, so each later list is streamed
+//! (`stream`): a document not seen yet is bounded as it is read — the term's
+//! upper bound, the remaining terms where their bitmaps allow, times the
+//! largest factor at its block's recency — and dropped below the cutoff or
+//! finished at once, newest first, so the cutoff rises as the list is read.
+//! Once no unseen document of a segment can reach the cutoff even with every
+//! remaining term at its upper bound (`W · tf_max / (tf_max (1 + k1 b /
+//! avgdl) + k1 (1 - b))` per term, times the largest factor), that segment's
+//! lists are no longer read: the common terms' long lists usually never are.
 //!
-//! Facts are short, so a record is a cache line or two: completing a
+//! Facts are short, so a record is a cache line or two: finishing a
 //! candidate costs about one cache miss, where walking or galloping through
-//! the remaining long lists costs a pass per list. Most candidates never get
-//! that far: a bound that needs no record — the remaining terms' upper
-//! bounds, less the dense terms whose bitmap says the document lacks them,
-//! times the largest factor with the recency of the newest document of its
-//! block — drops those that cannot reach the cutoff, and when there is no
-//! cutoff yet, the best bounds are completed first to set one.
-//! Segments go largest first, since the first must fill the top-n alone
-//! before anything can be pruned.
+//! the remaining long lists costs a pass per list. When the first list's
+//! candidates are completed with no cutoff yet, a first pass bounds them all
+//! without their records and the best bounds are finished first, their
+//! records prefetched, to set a cutoff close to the final one; stores whose
+//! records fit in cache skip that and finish candidates in one pass.
 //!
 //! Every document adds its term contributions in the same order
 //! (descending weight, then term) whether pruned or not, and its factor is
@@ -99,6 +100,8 @@ pub struct Scratch {
     views: Vec<ViewBound>,
     /// Candidates between the two passes of `complete`.
     pending: Vec<Pending>,
+    /// Complete documents of one view, for `stream`.
+    seen: Vec<u32>,
     /// Whether the records of this query's segments fit in cache, so that
     /// `complete` finishes candidates in one pass.
     resident: bool,
@@ -536,6 +539,11 @@ impl Plan<'_> {
                     }
                 }
             }
+            if self.strategy == Strategy::Pruned && t > 0 && done == s.touched.len() {
+                self.stream(views, t, s);
+                done = s.touched.len();
+                continue;
+            }
             let w = self.weights[t];
             for (vi, view) in views.iter().enumerate() {
                 if !s.views[vi].open {
@@ -643,6 +651,69 @@ impl Plan<'_> {
             self.finish(views, from, p, cutoff, s);
         }
         s.pending = pending;
+    }
+
+    /// Term `t`'s lists when every candidate so far is complete: each new
+    /// document is bounded as it is read — the term's upper bound, the
+    /// remaining terms its bitmaps allow, the factor at its block's recency —
+    /// and either dropped (below the cutoff) or finished at once, newest
+    /// first, so that the cutoff rises as the list is read and no document
+    /// of the list waits as a candidate. A dropped document that a later list
+    /// reaches again only gets a partial score below the cutoff it already
+    /// missed, which the top-n turns away.
+    fn stream(&self, views: &[SegmentView], t: usize, s: &mut Scratch) {
+        let (nterms, nviews) = (self.weights.len(), views.len());
+        for (vi, view) in views.iter().enumerate().rev() {
+            let ti = s.terms[t * nviews + vi];
+            if !s.views[vi].open || ti.tid == u32::MAX {
+                continue;
+            }
+            let seg = &*view.segment;
+            let fbase = s.views[vi].fbase;
+            // The documents of this view already complete (few: the rare
+            // lists' candidates), descending, walked beside the list instead
+            // of a scattered read of `acc` per posting.
+            s.seen.clear();
+            s.seen
+                .extend(s.touched.iter().filter(|e| e.0 == vi as u32).map(|e| e.1));
+            s.seen.sort_unstable_by(|a, b| b.cmp(a));
+            let mut k = 0;
+            for p in seg.postings(ti.tid).iter().rev() {
+                while k < s.seen.len() && s.seen[k] > p.doc {
+                    k += 1;
+                }
+                if s.seen.get(k) == Some(&p.doc) || view.deletes.contains(p.doc) {
+                    continue;
+                }
+                let g = view.base as usize + p.doc as usize;
+                let mut rest = 0.0;
+                for u in t + 1..nterms {
+                    let tu = &s.terms[u * nviews + vi];
+                    if tu.bitmap == usize::MAX || seg.bit(tu.bitmap, p.doc) {
+                        rest += tu.ub;
+                    }
+                }
+                let bound = (ti.ub + rest) * fbase * self.recency(seg.block_rec(p.doc));
+                let cutoff = s.top.cutoff();
+                if cutoff.is_some_and(|c| bound < c) {
+                    continue;
+                }
+                let c = self.contribution(self.weights[t], seg, p.doc, p.tf);
+                if c == 0.0 {
+                    continue;
+                }
+                s.acc[g] = DONE;
+                s.touched.push((vi as u32, p.doc));
+                let p = Pending {
+                    view: vi as u32,
+                    doc: p.doc,
+                    acc: c,
+                    rest,
+                    bound,
+                };
+                self.finish(views, t + 1, p, cutoff, s);
+            }
+        }
     }
 
     /// Reads a candidate's record and, unless its exact factor rules it out,
