@@ -677,6 +677,7 @@ impl Plan<'_> {
             s.seen
                 .extend(s.touched.iter().filter(|e| e.0 == vi as u32).map(|e| e.1));
             s.seen.sort_unstable_by(|a, b| b.cmp(a));
+            let rest_all: f32 = (t + 1..nterms).map(|u| s.terms[u * nviews + vi].ub).sum();
             let mut k = 0;
             for p in seg.postings(ti.tid).iter().rev() {
                 while k < s.seen.len() && s.seen[k] > p.doc {
@@ -686,6 +687,13 @@ impl Plan<'_> {
                     continue;
                 }
                 let g = view.base as usize + p.doc as usize;
+                let cutoff = s.top.cutoff();
+                // Recency alone often rules a document out: test that before
+                // the bitmaps.
+                let fbound = fbase * self.recency(seg.block_rec(p.doc));
+                if cutoff.is_some_and(|c| (ti.ub + rest_all) * fbound < c) {
+                    continue;
+                }
                 let mut rest = 0.0;
                 for u in t + 1..nterms {
                     let tu = &s.terms[u * nviews + vi];
@@ -693,8 +701,7 @@ impl Plan<'_> {
                         rest += tu.ub;
                     }
                 }
-                let bound = (ti.ub + rest) * fbase * self.recency(seg.block_rec(p.doc));
-                let cutoff = s.top.cutoff();
+                let bound = (ti.ub + rest) * fbound;
                 if cutoff.is_some_and(|c| bound < c) {
                     continue;
                 }
