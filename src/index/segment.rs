@@ -22,7 +22,8 @@
 //!    id, exactly when `d` is on `t`'s posting list with frequencies `tf`.
 //! 6. Bounds for pruning without reading a record: the anchored recency of
 //!    every document of block `d >> BLOCK_SHIFT` is at most that block's
-//!    [`Segment::block_rec`]; a term on at least one document in [`DENSE`]
+//!    [`Segment::block_rec`], and that of every posting's document at most
+//!    its chunk's [`Segment::chunk_rec`]; a term on at least one document in [`DENSE`]
 //!    has a bitmap ([`Segment::bitmap_at`]) whose bit `d` is set exactly when
 //!    `d` is on its posting list.
 //!
@@ -128,6 +129,9 @@ pub const TIME_ANCHOR: WallTime = WallTime::from_millis(1_735_689_600_000);
 /// Documents per recency block (invariant 6): `1 << BLOCK_SHIFT`.
 const BLOCK_SHIFT: u32 = 6;
 
+/// Postings per recency chunk (invariant 6).
+pub const CHUNK: usize = 128;
+
 /// A term on at least one document in `DENSE` also gets a bitmap
 /// (invariant 6); it then costs at most as much memory as its postings.
 pub const DENSE: usize = 64;
@@ -194,6 +198,9 @@ pub struct Segment {
     starts: Vec<u32>,
     /// Per block of documents, their largest anchored recency (invariant 6).
     block_rec: Vec<f64>,
+    /// Per chunk of [`CHUNK`] consecutive postings (of any terms), the
+    /// largest anchored recency of their documents (invariant 6).
+    chunk_rec: Vec<f64>,
     /// The largest of `block_rec` (0 for an empty segment).
     max_rec: f64,
     /// Per term, its bitmap's index among `bitmaps` (`u32::MAX`: none).
@@ -234,6 +241,7 @@ impl Segment {
         let mut starts = Vec::with_capacity(n);
         let mut dl = Vec::with_capacity(n);
         let mut block_rec: Vec<f64> = Vec::with_capacity(n.div_ceil(1 << BLOCK_SHIFT));
+        let mut recs: Vec<f64> = Vec::with_capacity(n);
         let mut records = Vec::new();
         let mut doc_terms: Vec<(u32, [u8; FIELDS])> = Vec::new();
         for (d, doc) in docs.iter().enumerate() {
@@ -272,6 +280,7 @@ impl Segment {
                 Some(max) => *max = max.max(rec),
                 None => block_rec.push(rec),
             }
+            recs.push(rec);
             let rec = rec.to_bits();
             let len = doc_len(params.field_weights, l);
             dl.push(len);
@@ -323,6 +332,15 @@ impl Segment {
                 (start, l.len() as u32)
             })
             .collect();
+        let chunk_rec = postings
+            .chunks(CHUNK)
+            .map(|chunk: &[Posting]| {
+                chunk
+                    .iter()
+                    .map(|p| recs[p.doc as usize])
+                    .fold(0.0, f64::max)
+            })
+            .collect();
         let use_lin = docs
             .iter()
             .map(|d| {
@@ -342,6 +360,7 @@ impl Segment {
             lens,
             dl,
             starts,
+            chunk_rec,
             max_rec: block_rec.iter().copied().fold(0.0, f64::max),
             block_rec,
             dense,
@@ -512,6 +531,20 @@ impl Segment {
     #[inline]
     pub fn block_rec(&self, doc: u32) -> f64 {
         self.block_rec[(doc >> BLOCK_SHIFT) as usize]
+    }
+
+    /// Where a term's postings start among the segment's postings, for
+    /// [`Segment::chunk_rec`].
+    #[inline]
+    pub fn postings_start(&self, tid: u32) -> usize {
+        self.term_ranges[tid as usize].0 as usize
+    }
+
+    /// The largest anchored recency among the documents of the postings in
+    /// chunk `i` (postings `i * CHUNK ..`, invariant 6).
+    #[inline]
+    pub fn chunk_rec(&self, i: usize) -> f64 {
+        self.chunk_rec[i]
     }
 
     /// The largest anchored recency in the segment.
@@ -718,6 +751,16 @@ mod tests {
             assert_eq!(seg.bit(at, d), seg.doc(d).tf(common).is_some(), "doc {d}");
         }
         assert_eq!(seg.bitmap_at(seg.term("rare").unwrap()), None);
+        for tid in 0..seg.term_count() as u32 {
+            let start = seg.postings_start(tid);
+            for (j, p) in seg.postings(tid).iter().enumerate() {
+                assert!(seg.doc(p.doc).rec <= seg.chunk_rec((start + j) / CHUNK));
+            }
+        }
+        for (i, chunk) in seg.postings.chunks(CHUNK).enumerate() {
+            let top = chunk.iter().map(|p| seg.doc(p.doc).rec).fold(0.0, f64::max);
+            assert_eq!(seg.chunk_rec(i), top, "the chunk's newest, not more");
+        }
         assert!(seg.record_bytes() > 0);
     }
 

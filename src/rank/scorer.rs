@@ -13,7 +13,9 @@
 //! (`stream`): a document not seen yet is bounded as it is read — the term's
 //! upper bound, the remaining terms where their bitmaps allow, times the
 //! largest factor at its block's recency — and dropped below the cutoff or
-//! finished at once, newest first, so the cutoff rises as the list is read.
+//! finished at once, newest first, so the cutoff rises as the list is read;
+//! a chunk of 128 postings whose newest document cannot reach the cutoff is
+//! skipped unread.
 //! Once no unseen document of a segment can reach the cutoff even with every
 //! remaining term at its upper bound (`W · tf_max / (tf_max (1 + k1 b /
 //! avgdl) + k1 (1 - b))` per term, times the largest factor), that segment's
@@ -44,7 +46,7 @@ use crate::error::{Error, Result};
 use crate::fact::{FactBody, FactId, name_key};
 use crate::graph::NodeId;
 use crate::index::segment::{
-    DocView, FIELDS, Segment, TIME_ANCHOR, df_for_mask, doc_len, for_each_term, half_lives,
+    CHUNK, DocView, FIELDS, Segment, TIME_ANCHOR, df_for_mask, doc_len, for_each_term, half_lives,
     merged_tf,
 };
 use crate::index::{IndexVersion, SegmentView};
@@ -679,7 +681,22 @@ impl Plan<'_> {
             s.seen.sort_unstable_by(|a, b| b.cmp(a));
             let rest_all: f32 = (t + 1..nterms).map(|u| s.terms[u * nviews + vi].ub).sum();
             let mut k = 0;
-            for p in seg.postings(ti.tid).iter().rev() {
+            let (list, start) = (seg.postings(ti.tid), seg.postings_start(ti.tid));
+            let mut j = list.len();
+            let mut chunk = usize::MAX;
+            while j > 0 {
+                j -= 1;
+                // A whole chunk of postings whose newest document cannot
+                // reach the cutoff, even with every term, is skipped unread.
+                if (start + j) / CHUNK != chunk {
+                    chunk = (start + j) / CHUNK;
+                    let top = (ti.ub + rest_all) * fbase * self.recency(seg.chunk_rec(chunk));
+                    if s.top.cutoff().is_some_and(|c| top < c) {
+                        j = (chunk * CHUNK).max(start) - start;
+                        continue;
+                    }
+                }
+                let p = list[j];
                 while k < s.seen.len() && s.seen[k] > p.doc {
                     k += 1;
                 }
