@@ -137,6 +137,14 @@ pub enum Error {
     },
 }
 
+impl Error {
+    /// Turns an I/O error on `path` into [`Error::Io`]: `.map_err(Error::io(path))`.
+    pub fn io(path: &std::path::Path) -> impl FnOnce(std::io::Error) -> Error + use<> {
+        let path = path.display().to_string();
+        move |source| Error::Io { path, source }
+    }
+}
+
 /// Shorthand for results with [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 

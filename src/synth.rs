@@ -237,16 +237,10 @@ pub fn generate(
 }
 
 fn read_jsonl<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Vec<T>> {
-    let file = std::fs::File::open(path).map_err(|source| Error::Io {
-        path: path.display().to_string(),
-        source,
-    })?;
+    let file = std::fs::File::open(path).map_err(Error::io(path))?;
     let mut out = Vec::new();
     for (i, line) in BufReader::new(file).lines().enumerate() {
-        let line = line.map_err(|source| Error::Io {
-            path: path.display().to_string(),
-            source,
-        })?;
+        let line = line.map_err(Error::io(path))?;
         if line.trim().is_empty() {
             continue;
         }

@@ -163,10 +163,7 @@ impl DurableLedger {
     /// Any unreadable row, unknown format or broken invariant is an error
     /// naming the file: nothing is served from partial state.
     pub fn open(dir: &Path, config: Config) -> Result<(DurableLedger, Memory)> {
-        std::fs::create_dir_all(dir).map_err(|source| Error::Io {
-            path: dir.display().to_string(),
-            source,
-        })?;
+        std::fs::create_dir_all(dir).map_err(Error::io(dir))?;
         let path = dir.join(FILE);
         let db = open_db(&path)?;
         let store = DurableLedger { path, db };

@@ -533,7 +533,7 @@ impl Plan<'_> {
                 done = s.touched.len();
                 if let Some(c) = s.top.cutoff() {
                     for (vi, b) in s.views.iter_mut().enumerate() {
-                        let rest: f32 = (t..nterms).map(|u| s.terms[u * nviews + vi].ub).sum();
+                        let rest = rest_bound(&s.terms, t..nterms, nviews, vi, |_| true);
                         b.open &= rest * b.fmax >= c;
                     }
                     if s.views.iter().all(|b| !b.open) {
@@ -610,13 +610,9 @@ impl Plan<'_> {
                 continue;
             }
             let seg = &*view.segment;
-            let mut rest = 0.0;
-            for t in from..nterms {
-                let ti = &s.terms[t * nviews + vi as usize];
-                if ti.bitmap == usize::MAX || seg.bit(ti.bitmap, d) {
-                    rest += ti.ub;
-                }
-            }
+            let rest = rest_bound(&s.terms, from..nterms, nviews, vi as usize, |at| {
+                seg.bit(at, d)
+            });
             let bound = (acc + rest) * s.views[vi as usize].fbase * self.recency(seg.block_rec(d));
             let p = Pending {
                 view: vi,
@@ -679,7 +675,7 @@ impl Plan<'_> {
             s.seen
                 .extend(s.touched.iter().filter(|e| e.0 == vi as u32).map(|e| e.1));
             s.seen.sort_unstable_by(|a, b| b.cmp(a));
-            let rest_all: f32 = (t + 1..nterms).map(|u| s.terms[u * nviews + vi].ub).sum();
+            let rest_all = rest_bound(&s.terms, t + 1..nterms, nviews, vi, |_| true);
             let mut k = 0;
             let (list, start) = (seg.postings(ti.tid), seg.postings_start(ti.tid));
             let mut j = list.len();
@@ -711,13 +707,7 @@ impl Plan<'_> {
                 if cutoff.is_some_and(|c| (ti.ub + rest_all) * fbound < c) {
                     continue;
                 }
-                let mut rest = 0.0;
-                for u in t + 1..nterms {
-                    let tu = &s.terms[u * nviews + vi];
-                    if tu.bitmap == usize::MAX || seg.bit(tu.bitmap, p.doc) {
-                        rest += tu.ub;
-                    }
-                }
+                let rest = rest_bound(&s.terms, t + 1..nterms, nviews, vi, |at| seg.bit(at, p.doc));
                 let bound = (ti.ub + rest) * fbound;
                 if cutoff.is_some_and(|c| bound < c) {
                     continue;
@@ -769,6 +759,24 @@ impl Plan<'_> {
         }
         offer(&mut s.top, seg, vi, p.doc, score * f);
     }
+}
+
+/// The most terms `range` can add to a document of view `vi`: their upper
+/// bounds, less those of dense terms whose bitmap (`has` tests a bitmap
+/// start) says the document lacks them.
+#[inline]
+fn rest_bound(
+    terms: &[TermInView],
+    range: std::ops::Range<usize>,
+    nviews: usize,
+    vi: usize,
+    has: impl Fn(usize) -> bool,
+) -> f32 {
+    range
+        .map(|t| &terms[t * nviews + vi])
+        .filter(|ti| ti.bitmap == usize::MAX || has(ti.bitmap))
+        .map(|ti| ti.ub)
+        .sum()
 }
 
 /// A query term as one segment sees it.

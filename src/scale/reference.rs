@@ -24,15 +24,15 @@ pub fn write_corpus(
     vocabulary: Vocabulary,
 ) -> Result<(PathBuf, PathBuf)> {
     let (facts, queries) = synth::generate(n, seed, vocabulary, synth::DEFAULT_QUERIES);
-    std::fs::create_dir_all(dir).map_err(io(dir))?;
+    std::fs::create_dir_all(dir).map_err(Error::io(dir))?;
     let write = |name: &str, lines: &mut dyn Iterator<Item = String>| {
         let path = dir.join(name);
-        let file = std::fs::File::create(&path).map_err(io(&path))?;
+        let file = std::fs::File::create(&path).map_err(Error::io(&path))?;
         let mut out = std::io::BufWriter::new(file);
         for line in lines {
-            writeln!(out, "{line}").map_err(io(&path))?;
+            writeln!(out, "{line}").map_err(Error::io(&path))?;
         }
-        out.flush().map_err(io(&path))?;
+        out.flush().map_err(Error::io(&path))?;
         Ok::<_, Error>(path)
     };
     let f = write("facts.jsonl", &mut facts.iter().map(|f| f.to_json_line()))?;
@@ -50,7 +50,7 @@ pub fn run(bin: &Path, facts: &Path, queries: &Path) -> Result<Reference> {
         .arg(queries)
         .stderr(std::process::Stdio::inherit())
         .output()
-        .map_err(io(bin))?;
+        .map_err(Error::io(bin))?;
     let shown = bin.display();
     if !output.status.success() {
         return Err(Error::InvalidConfig(format!(
@@ -71,9 +71,4 @@ pub fn run(bin: &Path, facts: &Path, queries: &Path) -> Result<Reference> {
             .map_or_else(|| shown.to_string(), |f| f.to_string_lossy().into_owned());
     }
     Ok(reference)
-}
-
-fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Error {
-    let path = path.display().to_string();
-    move |source| Error::Io { path, source }
 }

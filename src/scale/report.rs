@@ -236,14 +236,10 @@ pub fn plot(rows: &[Row], path: &Path) -> Result<()> {
 
 /// Writes the run folder.
 pub fn write_run(dir: &Path, rows: &[Row], meta: &RunMeta) -> Result<()> {
-    let io = |path: &Path| {
-        let path = path.display().to_string();
-        move |source| Error::Io { path, source }
-    };
-    std::fs::create_dir_all(dir).map_err(io(dir))?;
+    std::fs::create_dir_all(dir).map_err(Error::io(dir))?;
     let write = |name: &str, text: String| {
         let path = dir.join(name);
-        std::fs::write(&path, text).map_err(io(&path))
+        std::fs::write(&path, text).map_err(Error::io(&path))
     };
     write("results.csv", csv(rows))?;
     write("results.md", markdown(rows, meta))?;

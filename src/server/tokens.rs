@@ -69,10 +69,7 @@ fn read(data_dir: &Path) -> Result<TokenFile> {
         Ok(bytes) => serde_json::from_slice(&bytes)
             .map_err(|e| Error::InvalidState(format!("{}: not a token file: {e}", p.display()))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(TokenFile::default()),
-        Err(source) => Err(Error::Io {
-            path: p.display().to_string(),
-            source,
-        }),
+        Err(source) => Err(Error::io(&p)(source)),
     }
 }
 
@@ -90,15 +87,11 @@ pub fn load(data_dir: &Path) -> Result<HashMap<String, String>> {
 /// and readable by its owner only.
 pub fn create(data_dir: &Path, tenant: &str, now: jiff::Timestamp) -> Result<String> {
     check_tenant(tenant)?;
-    let io = |p: &Path| {
-        let p = p.display().to_string();
-        move |source| Error::Io { path: p, source }
-    };
-    std::fs::create_dir_all(data_dir).map_err(io(data_dir))?;
+    std::fs::create_dir_all(data_dir).map_err(Error::io(data_dir))?;
     let mut secret = [0u8; 32];
     std::fs::File::open("/dev/urandom")
         .and_then(|mut f| f.read_exact(&mut secret))
-        .map_err(io(Path::new("/dev/urandom")))?;
+        .map_err(Error::io(Path::new("/dev/urandom")))?;
     let token: String = std::iter::once("pfm_".to_owned())
         .chain(secret.iter().map(|b| format!("{b:02x}")))
         .collect();
@@ -112,13 +105,14 @@ pub fn create(data_dir: &Path, tenant: &str, now: jiff::Timestamp) -> Result<Str
     let tmp = target.with_extension("json.tmp");
     // Infallible: the file is plain strings.
     let json = serde_json::to_vec_pretty(&file).expect("token file serializes");
-    std::fs::write(&tmp, json).map_err(io(&tmp))?;
+    std::fs::write(&tmp, json).map_err(Error::io(&tmp))?;
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o600)).map_err(io(&tmp))?;
+        std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o600))
+            .map_err(Error::io(&tmp))?;
     }
-    std::fs::rename(&tmp, &target).map_err(io(&target))?;
+    std::fs::rename(&tmp, &target).map_err(Error::io(&target))?;
     Ok(token)
 }
 
