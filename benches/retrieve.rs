@@ -22,14 +22,14 @@ use std::time::Duration;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use pfm::rank::Scratch;
 use pfm::retrieve::retrieve_with;
-use pfm::synth::{self, SynthQuery, Vocabulary};
 use pfm::{Config, Memory, Observation, WallTime};
+use pfm_synth::{SynthQuery, Vocabulary};
 
 const SIZES: [u64; 3] = [1_000, 20_000, 100_000];
 const COMMIT_SIZES: [u64; 2] = [20_000, 100_000];
 
 fn build(n: u64, vocabulary: Vocabulary) -> (Memory, Vec<SynthQuery>) {
-    let (facts, queries) = synth::generate(n, 7, vocabulary, synth::DEFAULT_QUERIES);
+    let (facts, queries) = pfm_synth::generate(n, 7, vocabulary, pfm_synth::DEFAULT_QUERIES);
     let mut memory = Memory::new(Config::default()).expect("default config is valid");
     for chunk in facts.chunks(1000) {
         memory
@@ -83,7 +83,7 @@ fn commits(c: &mut Criterion) {
                                     next % 997,
                                     next % 991 + 1000
                                 ),
-                                WallTime::from_secs(synth::BASE_SECS + n as i64 + next as i64),
+                                WallTime::from_secs(pfm_synth::BASE_SECS + n as i64 + next as i64),
                             )
                             .with_participants([format!("user{}", next % 40)])
                         })

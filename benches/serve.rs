@@ -17,15 +17,18 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use pfm::serve::{Runtime, ServeOptions};
-use pfm::synth::{self, Vocabulary};
 use pfm::{Config, Memory};
+use pfm_serve::{Runtime, ServeOptions};
+use pfm_synth::Vocabulary;
 
-fn runtime() -> (Runtime, Vec<pfm::serve::ContextHandle>) {
-    let (facts, queries) = synth::generate(20_000, 7, Vocabulary::Wide, 16);
+fn runtime() -> (Runtime, Vec<pfm_serve::ContextHandle>) {
+    let (facts, queries) = pfm_synth::generate(20_000, 7, Vocabulary::Wide, 16);
     let mut memory = Memory::new(Config::default()).expect("default config is valid");
     for chunk in facts.chunks(1000) {
-        let batch = chunk.iter().map(synth::SynthFact::observation).collect();
+        let batch = chunk
+            .iter()
+            .map(pfm_synth::SynthFact::observation)
+            .collect();
         memory
             .observe_batch(batch)
             .expect("synthetic facts are valid");
@@ -67,7 +70,7 @@ fn serve(c: &mut Criterion) {
             black_box(requester.fresh(&contexts[i], Duration::from_secs(1)))
         })
     });
-    let (tx, rx) = pfm::sync::queue::bounded::<u64>(1);
+    let (tx, rx) = pfm_serve::sync::queue::bounded::<u64>(1);
     let parked = std::thread::spawn(move || while rx.recv().is_ok() {});
     group.bench_function("handoff_only", |b| {
         b.iter_custom(|iters| {

@@ -151,7 +151,7 @@ impl Default for SelectionParams {
 /// How a store orders revisions of one key.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Ordering {
+pub enum ChainOrder {
     /// The last value to *arrive* is active (the paper's default; Proposition 1).
     #[default]
     Arrival,
@@ -199,7 +199,7 @@ pub struct Config {
     /// Default selection limits of a request.
     pub selection: SelectionParams,
     /// Revision ordering.
-    pub ordering: Ordering,
+    pub ordering: ChainOrder,
     /// Key granularity of the rule extractor.
     pub key_granularity: KeyGranularity,
     /// Whether keys are used at all; `false` makes a keyless store (the same
@@ -219,7 +219,7 @@ impl Default for Config {
             admission: AdmissionParams::default(),
             pruning: PruningParams::default(),
             selection: SelectionParams::default(),
-            ordering: Ordering::default(),
+            ordering: ChainOrder::default(),
             key_granularity: KeyGranularity::default(),
             use_keys: true,
             history_index: false,

@@ -1,7 +1,7 @@
 //! The library's error type. Every message says what was wrong with the input
 //! and what the caller can do about it; the binary wraps these in `anyhow`.
 
-use crate::fact::FactId;
+use crate::ids::FactId;
 
 /// Errors returned by `pfm`'s public API.
 #[derive(Debug, thiserror::Error)]
@@ -73,7 +73,7 @@ pub enum Error {
     /// A validity-agnostic ranker was asked for, but the store keeps no
     /// history index.
     #[error(
-        "this ranker reads superseded facts, but the store keeps no history index: set MemoryConfig::history_index = true"
+        "this ranker reads superseded facts, but the store keeps no history index: set Config::history_index = true (pfm::Config)"
     )]
     NoHistoryIndex,
 

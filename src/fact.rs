@@ -25,20 +25,7 @@ use crate::error::{Result, check_name};
 use crate::text;
 use crate::time::WallTime;
 
-/// Commit sequence number: the ledger's transaction time. Every commit that
-/// changes the store gets the next one; intervals are half-open in it.
-pub type Seq = u64;
-
-/// Identifies a fact for its whole life (history included). Never reused.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct FactId(pub u64);
-
-impl fmt::Display for FactId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "f{}", self.0)
-    }
-}
+pub use crate::ids::{FactId, Seq};
 
 /// The canonical form of a name (entity or participant) used for matching:
 /// normalized tokens joined by single spaces (`"Alex  Rivera"` → `"alex rivera"`).

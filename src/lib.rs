@@ -23,12 +23,18 @@
 //! ```
 //!
 //! # Layout
+//! This crate is the core: the write path and the read path as plain
+//! functions over owned data, with no async runtime, no HTTP and no CLI. The
+//! serving runtime (`pfm-serve`), the server (`pfm-server`), the synthetic
+//! corpus (`pfm-synth`), the harnesses (`pfm-harness`) and the `pfm` binary
+//! (`pfm-cli`) are crates above it.
+//! - [`ids`]: fact ids and commit sequence numbers (the leaf everything names).
 //! - [`text`]: normalization, tokens, stop words, token-boundary containment.
 //! - [`time`]: wall-clock time and its parsing.
 //! - [`fact`]: facts (Definition 1), keys, statuses, intervals, the version graph.
 //! - [`extract`]: the rule extractor, its slot table and the gazetteer.
 //! - [`ledger`]: the bi-temporal ledger and its commit rules, pruning,
-//!   erasure, as-of views, and its durable copy on disk (`ledger::durable`).
+//!   erasure, as-of views.
 //! - [`graph`]: the memory graph behind the association term.
 //! - [`index`]: immutable index versions, built copy-on-write from segments.
 //! - [`rank`]: the PFM scorer and the baseline arms.
@@ -36,41 +42,23 @@
 //! - [`block`]: greedy selection and the block format.
 //! - [`retrieve`]: requests and the read path (a pure function of a version).
 //! - [`memory`]: the store as a library user sees it.
-//! - [`eval`]: `pfm eval`, the controlled benchmark and its statistics.
-//! - [`load`]: the `pfm load` harness (Appendix G on one machine), in process
-//!   or against a running server over HTTP (`load::http`).
-//! - [`serve`]: the serving runtime (construction actor, snapshot publisher,
-//!   worker pool, request path) and its instrumentation.
-//! - `server`: `pfm serve` — the HTTP/JSON API, tenants and tokens, the
-//!   durable write path, Prometheus metrics (left out of the loom build).
-//! - [`sync`]: the primitives of the serving protocols (std / arc-swap, or
-//!   loom's under `--cfg loom`).
-//! - [`synth`]: the synthetic scaling corpus.
 //! - [`pmap`]: the persistent map versions share with the writer.
 //! - [`config`], [`error`]: parameters and errors.
 
 pub mod block;
 pub mod config;
 pub mod error;
-pub mod eval;
 pub mod extract;
 pub mod fact;
 pub mod graph;
+pub mod ids;
 pub mod index;
 pub mod ledger;
-pub mod load;
 pub mod memory;
 pub mod pmap;
 pub mod rank;
 pub mod retrieve;
 pub mod rules;
-pub mod run;
-pub mod scale;
-pub mod serve;
-#[cfg(not(loom))]
-pub mod server;
-pub mod sync;
-pub mod synth;
 pub mod text;
 pub mod time;
 

@@ -5,8 +5,8 @@
 use pfm::config::{Config, MergeMode};
 use pfm::rank::scorer::Query;
 use pfm::rank::{Ranker, Scratch, shortlist};
-use pfm::synth::{self, Vocabulary};
 use pfm::{Key, Memory, Observation, WallTime};
+use pfm_synth::Vocabulary;
 
 fn fact(text: &str, entities: &[&str], participant: &str) -> Observation {
     Observation::new(text, WallTime::from_secs(1_767_225_600))
@@ -102,7 +102,7 @@ fn bm25f_matches_a_hand_computed_example() {
 /// The synthetic corpus with a keyed status fact every seventh observation,
 /// so supersessions delete documents all through the build.
 fn stream(n: u64) -> Vec<Observation> {
-    let (facts, _) = synth::generate(n, 7, Vocabulary::Wide, 0);
+    let (facts, _) = pfm_synth::generate(n, 7, Vocabulary::Wide, 0);
     facts
         .iter()
         .map(|f| {
@@ -150,7 +150,7 @@ fn retrieval_is_independent_of_segment_layout_and_merge_timing() {
         "one commit per observation makes several segments"
     );
 
-    let (_, queries) = synth::generate(5000, 7, Vocabulary::Wide, 60);
+    let (_, queries) = pfm_synth::generate(5000, 7, Vocabulary::Wide, 60);
     let mut scratch = Scratch::default();
     for ranker in [Ranker::pfm(), Ranker::bm25(true, true, true)] {
         for q in &queries {

@@ -1,7 +1,7 @@
 //! The commit rules, pruning, erasure, as-of views and bad input, through the
 //! public `Memory` API.
 
-use pfm::config::{Config, MergeMode, Ordering};
+use pfm::config::{ChainOrder, Config, MergeMode};
 use pfm::fact::Status;
 use pfm::{AsOf, Error, FactId, Forget, Key, Memory, Observation, Outcome, Request, WallTime};
 
@@ -157,8 +157,8 @@ fn keyless_near_duplicates_are_absorbed_value_changes_are_not() {
 #[test]
 fn arrival_order_lets_a_late_old_message_win_event_time_does_not() {
     for (ordering, expect) in [
-        (Ordering::Arrival, "9:30am"),
-        (Ordering::EventTime, "10:45am"),
+        (ChainOrder::Arrival, "9:30am"),
+        (ChainOrder::EventTime, "10:45am"),
     ] {
         let mut m = store(Config {
             ordering,
@@ -177,7 +177,7 @@ fn arrival_order_lets_a_late_old_message_win_event_time_does_not() {
             .active_for_key(&Key::new("alex rivera", "meeting_time").unwrap())
             .unwrap();
         assert!(pfm::text::contains(&active.body.text, expect));
-        if ordering == Ordering::EventTime {
+        if ordering == ChainOrder::EventTime {
             assert_eq!(
                 r.outcome,
                 Outcome::History {

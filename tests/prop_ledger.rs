@@ -6,7 +6,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use pfm::config::{Config, MergeMode, Ordering};
+use pfm::config::{ChainOrder, Config, MergeMode};
 use pfm::{FactId, Forget, Key, Memory, Observation, WallTime};
 use proptest::prelude::*;
 
@@ -75,7 +75,7 @@ fn nth_fact(m: &Memory, nth: usize) -> Option<FactId> {
 }
 
 /// Every invariant that must hold after each step.
-fn check(m: &Memory, ordering: Ordering) -> Result<(), TestCaseError> {
+fn check(m: &Memory, ordering: ChainOrder) -> Result<(), TestCaseError> {
     m.ledger().verify().map_err(TestCaseError::fail)?;
     let version = m.version();
     prop_assert_eq!(version.seq, m.ledger().seq());
@@ -112,11 +112,11 @@ fn check(m: &Memory, ordering: Ordering) -> Result<(), TestCaseError> {
             continue;
         };
         match ordering {
-            Ordering::Arrival => {
+            ChainOrder::Arrival => {
                 let newest = vs.iter().map(|f| f.id()).max().unwrap();
                 prop_assert_eq!(cur.id(), newest, "key {}", key);
             }
-            Ordering::EventTime => {
+            ChainOrder::EventTime => {
                 let latest = vs.iter().map(|f| f.body.stated_at).max().unwrap();
                 prop_assert_eq!(cur.body.stated_at, latest, "key {}", key);
             }
@@ -228,7 +228,7 @@ proptest! {
 
     #[test]
     fn prop_one_active_per_key(ops in prop::collection::vec(op(), 1..40), event_time in any::<bool>()) {
-        let ordering = if event_time { Ordering::EventTime } else { Ordering::Arrival };
+        let ordering = if event_time { ChainOrder::EventTime } else { ChainOrder::Arrival };
         let mut m = Memory::new(Config { ordering, merge: MergeMode::Inline, ..Config::default() }).unwrap();
         for op in ops {
             apply(&mut m, op)?;
@@ -244,7 +244,7 @@ proptest! {
     fn prop_journal_covers_every_write_and_restore_is_exact(ops in prop::collection::vec(op(), 1..40), event_time in any::<bool>()) {
         // Graph pruning is not part of the ledger (the server never prunes).
         let ops: Vec<Op> = ops.into_iter().filter(|o| !matches!(o, Op::Prune { .. })).collect();
-        let ordering = if event_time { Ordering::EventTime } else { Ordering::Arrival };
+        let ordering = if event_time { ChainOrder::EventTime } else { ChainOrder::Arrival };
         let config = Config { ordering, merge: MergeMode::Inline, ..Config::default() };
         let mut m = Memory::new(config.clone()).unwrap();
         for op in ops {

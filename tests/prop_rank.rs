@@ -5,8 +5,8 @@
 use pfm::config::{Config, MergeMode};
 use pfm::rank::scorer::{Query, Strategy as Scoring, shortlist_with};
 use pfm::rank::{ParticipantTerms, Ranker, Scratch};
-use pfm::synth::{self, Vocabulary};
 use pfm::{FactId, Forget, Key, Memory, Observation, WallTime};
+use pfm_synth::Vocabulary;
 use proptest::prelude::*;
 
 fn ranker(choice: u8, flags: u8) -> Ranker {
@@ -75,7 +75,7 @@ fn build(s: &Store) -> Memory {
     } else {
         Vocabulary::Wide
     };
-    let (facts, _) = synth::generate(s.n, s.seed, vocabulary, 0);
+    let (facts, _) = pfm_synth::generate(s.n, s.seed, vocabulary, 0);
     let mut m = Memory::new(Config {
         merge: MergeMode::Inline,
         ..Config::default()
@@ -101,12 +101,15 @@ fn build(s: &Store) -> Memory {
         if (i as u64 + 1).is_multiple_of(s.forget_every.max(1)) {
             let _ = m.forget(
                 &Forget::Fact(FactId(i as u64)),
-                WallTime::from_secs(synth::BASE_SECS),
+                WallTime::from_secs(pfm_synth::BASE_SECS),
             );
         }
     }
     let used: Vec<FactId> = s.used.iter().map(|&u| FactId(u % s.n)).collect();
-    m.record_usage(&used, WallTime::from_secs(synth::BASE_SECS + s.n as i64));
+    m.record_usage(
+        &used,
+        WallTime::from_secs(pfm_synth::BASE_SECS + s.n as i64),
+    );
     m
 }
 
@@ -123,7 +126,7 @@ proptest! {
         let m = build(&s);
         let version = m.version();
         let vocabulary = if s.narrow { Vocabulary::Narrow } else { Vocabulary::Wide };
-        let (_, queries) = synth::generate(s.n, query_seed, vocabulary, 12);
+        let (_, queries) = pfm_synth::generate(s.n, query_seed, vocabulary, 12);
         let mut scratch = Scratch::default();
         // Small stores fit in cache and are finished in one pass; this one
         // takes the two-pass path of large stores.

@@ -8,14 +8,14 @@
 //! execution). Without `--cfg loom` the test files compile to nothing.
 //!
 //! Each model has a broken twin: the same code with one deliberate bug
-//! switched on through `pfm::sync::fault`, which loom must reject.
+//! switched on through `pfm_serve::sync::fault`, which loom must reject.
 
 #![cfg(loom)]
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-use pfm::sync::fault::{self, Fault};
+use pfm_serve::sync::fault::{self, Fault};
 
 /// Explores every interleaving of `model` (within the preemption bound)
 /// and reports how many executions that took and how long.
@@ -123,12 +123,12 @@ pub fn standup_key() -> pfm::Key {
 
 /// Construction over a store (inline merges: no background thread inside a
 /// model) that has observed `first`.
-pub fn construction_with(first: pfm::Observation) -> pfm::serve::Construction {
+pub fn construction_with(first: pfm::Observation) -> pfm_serve::Construction {
     let mut memory = pfm::Memory::new(pfm::Config {
         merge: pfm::config::MergeMode::Inline,
         ..pfm::Config::default()
     })
     .expect("the default config is valid");
     memory.observe(first).expect("a valid observation");
-    pfm::serve::Construction::new(memory, pfm::serve::wall_clock())
+    pfm_serve::Construction::new(memory, pfm_serve::wall_clock())
 }

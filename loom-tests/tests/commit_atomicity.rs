@@ -9,7 +9,7 @@ use loom_tests::{
     construction_with, explore, explore_broken, rejects, spawn, standup, standup_key,
 };
 use pfm::index::IndexVersion;
-use pfm::sync::fault::Fault;
+use pfm_serve::sync::fault::Fault;
 
 /// The values of the key's active facts in a published version.
 fn active_values(version: &IndexVersion) -> Vec<String> {

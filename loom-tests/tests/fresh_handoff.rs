@@ -13,13 +13,13 @@ use std::time::Duration;
 use loom::sync::mpsc;
 use loom_tests::{explore, explore_broken, rejects, spawn};
 use pfm::config::{Config, MergeMode};
-use pfm::serve::{
+use pfm::{Memory, Observation, Request, WallTime};
+use pfm_serve::sync::fault::Fault;
+use pfm_serve::sync::{Arc, Deadline, queue};
+use pfm_serve::{
     Completion, Construction, ContextHandle, Contexts, Metrics, Requester, Source, Waited, Worker,
     wall_clock,
 };
-use pfm::sync::fault::Fault;
-use pfm::sync::{Arc, Deadline, queue};
-use pfm::{Memory, Observation, Request, WallTime};
 
 const OMEGA: Duration = Duration::from_millis(5);
 
@@ -34,7 +34,7 @@ fn setup_with(
     hedge: Option<f64>,
 ) -> (
     Requester,
-    queue::Receiver<pfm::serve::RetrievalJob>,
+    queue::Receiver<pfm_serve::RetrievalJob>,
     Worker,
     [ContextHandle; 2],
     std::sync::Arc<Metrics>,
@@ -78,7 +78,7 @@ fn setup_with(
 
 fn setup() -> (
     Requester,
-    queue::Receiver<pfm::serve::RetrievalJob>,
+    queue::Receiver<pfm_serve::RetrievalJob>,
     Worker,
     [ContextHandle; 2],
     std::sync::Arc<Metrics>,

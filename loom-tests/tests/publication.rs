@@ -5,8 +5,8 @@
 #![cfg(loom)]
 
 use loom_tests::{explore, explore_broken, rejects, spawn};
-use pfm::sync::fault::Fault;
-use pfm::sync::{Arc, Publication};
+use pfm_serve::sync::fault::Fault;
+use pfm_serve::sync::{Arc, Publication};
 
 /// A version whose parts are all written before it is published.
 #[derive(Debug)]

@@ -7,10 +7,10 @@
 #![cfg(loom)]
 
 use loom_tests::{construction_with, explore, explore_broken, rejects, spawn, standup};
-use pfm::serve::{Changed, Contexts, Metrics, Requester, SnapshotPublisher, wall_clock};
-use pfm::sync::fault::Fault;
-use pfm::sync::{Arc, queue};
 use pfm::{Request, WallTime};
+use pfm_serve::sync::fault::Fault;
+use pfm_serve::sync::{Arc, queue};
+use pfm_serve::{Changed, Contexts, Metrics, Requester, SnapshotPublisher, wall_clock};
 
 fn model() {
     let mut construction = construction_with(standup("9:30am", 1_750_000_000));

@@ -14,7 +14,7 @@
 //!    *re-observation*: last-observed time and support move, no new version.
 //!    Otherwise the draft *supersedes*: the predecessor's interval closes at
 //!    commit `u`, the new fact's opens at `u`, and the predecessor stays as
-//!    history behind a `supersedes` edge. Under [`Ordering::EventTime`] a
+//!    history behind a `supersedes` edge. Under [`ChainOrder::EventTime`] a
 //!    draft stated before the active value instead enters the chain as
 //!    history at its stated-time position, and the active value stays.
 //! 3. **Keyless.** The draft is *absorbed* into an active fact that shares an
@@ -36,7 +36,6 @@
 //! after every step (`tests/prop_ledger.rs`).
 
 mod admission;
-pub mod durable;
 mod retire;
 mod views;
 
@@ -48,7 +47,7 @@ pub use admission::{Signature, is_value_token, text_hash};
 pub use retire::Forget;
 pub use views::AsOf;
 
-use crate::config::{AdmissionParams, Config, Ordering, ScoreParams};
+use crate::config::{AdmissionParams, ChainOrder, Config, ScoreParams};
 use crate::fact::{Fact, FactBody, FactId, FactState, Interval, Key, Seq, Status, Usage, name_key};
 use crate::text;
 use crate::time::WallTime;
@@ -118,6 +117,47 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    /// The outcome's name, as serialized (`created`, `superseded`, …).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Outcome::Created { .. } => "created",
+            Outcome::Superseded { .. } => "superseded",
+            Outcome::Reobserved { .. } => "reobserved",
+            Outcome::Absorbed { .. } => "absorbed",
+            Outcome::Duplicate { .. } => "duplicate",
+            Outcome::History { .. } => "history",
+        }
+    }
+
+    /// For a supersession, the value it displaced.
+    pub fn previous(&self) -> Option<FactId> {
+        match *self {
+            Outcome::Superseded { previous, .. } => Some(previous),
+            _ => None,
+        }
+    }
+
+    /// For a history entry, the newer version it was placed under.
+    pub fn newer(&self) -> Option<FactId> {
+        match *self {
+            Outcome::History { newer, .. } => Some(newer),
+            _ => None,
+        }
+    }
+
+    /// The facts the outcome added, revised, re-observed or retired: what a
+    /// change notice names (a duplicate or a history entry changes no active
+    /// fact).
+    pub fn touched(&self) -> impl Iterator<Item = FactId> + use<> {
+        let (a, b) = match *self {
+            Outcome::Created { fact } | Outcome::Reobserved { fact } => (Some(fact), None),
+            Outcome::Superseded { fact, previous } => (Some(fact), Some(previous)),
+            Outcome::Absorbed { into } => (Some(into), None),
+            Outcome::Duplicate { .. } | Outcome::History { .. } => (None, None),
+        };
+        a.into_iter().chain(b)
+    }
+
     /// The fact the outcome is about (new, updated, or matched).
     pub fn fact(&self) -> FactId {
         match *self {
@@ -170,7 +210,7 @@ pub struct Commit {
 /// The ledger. Single writer: every `&mut self` method is a commit.
 #[derive(Debug)]
 pub struct Ledger {
-    ordering: Ordering,
+    ordering: ChainOrder,
     admission: AdmissionParams,
     score: ScoreParams,
     /// Every fact ever created, by id; `None` once erased.
@@ -422,7 +462,7 @@ impl Ledger {
     /// Event-time ordering only: whether the draft states an older time
     /// than `newer`, so it belongs below it in the key's history.
     fn stated_before(&self, draft: &Draft, newer: FactId) -> bool {
-        self.ordering == Ordering::EventTime && draft.stated_at < self.fact(newer).body.stated_at
+        self.ordering == ChainOrder::EventTime && draft.stated_at < self.fact(newer).body.stated_at
     }
 
     fn fact(&self, id: FactId) -> &Fact {

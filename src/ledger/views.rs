@@ -91,8 +91,8 @@ impl Ledger {
                 }
                 let (new_at, old_at) = (f.body.stated_at, older.body.stated_at);
                 let ordered = match self.ordering {
-                    crate::config::Ordering::Arrival => o < id || f.state.intervals.is_empty(),
-                    crate::config::Ordering::EventTime => old_at <= new_at,
+                    crate::config::ChainOrder::Arrival => o < id || f.state.intervals.is_empty(),
+                    crate::config::ChainOrder::EventTime => old_at <= new_at,
                 };
                 if !ordered {
                     return Err(format!("{id} supersedes {o} out of order"));

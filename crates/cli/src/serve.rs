@@ -1,0 +1,93 @@
+//! `pfm serve`: the HTTP/JSON memory server.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Result;
+use clap::Args;
+use pfm::Config;
+use pfm_server::tenant::TenantOptions;
+use pfm_server::{Limits, ServerOptions};
+
+#[derive(Args)]
+pub struct ServeArgs {
+    /// Address to listen on (port 0 picks a free one; the bound address
+    /// is printed on stdout as `listening on ADDR`).
+    #[arg(long, default_value = "127.0.0.1:7878")]
+    addr: std::net::SocketAddr,
+    /// Where tenants' ledgers and the token file live.
+    #[arg(long, default_value = "pfm-data")]
+    data_dir: PathBuf,
+    /// always (fsync every request) or group:N (one fsync per batch of
+    /// requests, a batch collected for at most N ms).
+    #[arg(long, default_value = "group:5")]
+    fsync: pfm_server::writer::Fsync,
+    /// Retrieval workers per tenant.
+    #[arg(long, default_value_t = 2)]
+    workers: usize,
+    /// Request threads (blocking half of retrieval, shared by tenants).
+    #[arg(long, default_value_t = 8)]
+    request_threads: usize,
+    /// Requests per second per tenant (and burst size).
+    #[arg(long, default_value = "10000")]
+    rate_limit: std::num::NonZeroU32,
+    /// Largest request body in bytes.
+    #[arg(long, default_value_t = 4 << 20)]
+    max_body: usize,
+    /// Most observations in one request.
+    #[arg(long, default_value_t = 1000)]
+    max_batch: usize,
+    /// Seconds before a request (body upload included) is answered 408.
+    #[arg(long, default_value_t = 30)]
+    request_timeout_secs: u64,
+    /// Create this tenant with a fresh token at start if the data
+    /// directory has no token yet (the token is printed once on stdout).
+    #[arg(long)]
+    bootstrap_tenant: Option<String>,
+}
+
+impl ServeArgs {
+    pub fn run(self) -> Result<()> {
+        init_logging();
+        if let Some(tenant) = &self.bootstrap_tenant
+            && let Some(token) =
+                pfm_server::tokens::bootstrap(&self.data_dir, tenant, jiff::Timestamp::now())?
+        {
+            println!("token for tenant {tenant}: {token}");
+        }
+        let options = ServerOptions {
+            addr: self.addr,
+            data_dir: self.data_dir,
+            tenant: TenantOptions {
+                config: Config::default(),
+                workers: self.workers,
+                fsync: self.fsync,
+                rate_limit: self.rate_limit,
+            },
+            limits: Limits {
+                max_body: self.max_body,
+                max_batch: self.max_batch,
+                ..Limits::default()
+            },
+            request_threads: self.request_threads,
+            request_timeout: Duration::from_secs(self.request_timeout_secs),
+        };
+        pfm_server::run(options, |addr| {
+            use std::io::Write;
+            println!("listening on {addr}");
+            let _ = std::io::stdout().flush();
+        })?;
+        Ok(())
+    }
+}
+
+/// `tracing` to stderr, filtered by RUST_LOG (default `info`).
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
+}

@@ -1,0 +1,426 @@
+//! `pfm eval`: the controlled revision benchmark and the prompt-level
+//! evaluation of the PFM paper (Sections 3, 6, 7.1–7.2; Appendices A–C, J).
+//!
+//! - [`generator`]: the benchmark instances of Appendix B (one per seed);
+//! - [`arms`]: the retrieval arms and the stores they read;
+//! - [`judge`]: Eq. (1) over one block, by token-boundary containment;
+//! - [`stats`]: two-level bootstrap, Wilson, permutation test, TOST;
+//! - [`noise`]: the key-noise grid of Table 16;
+//! - [`slices`]: the benchmark slices of Appendix N;
+//! - [`studies`]: identity, abstention, ablation and slices (Tables 3, 13, 22);
+//! - `cells`: a rate with its interval and the `ours · paper` cell, which
+//!   `report` and `studies::tables` share;
+//! - [`report`]: summaries, `eval/RESULTS.md` (the paper's value beside
+//!   ours in every cell), markdown tables, JSONL logs and `--json`;
+//! - [`paper`]: the paper's published values.
+//!
+//! A run builds every store from scratch with the library's own write path
+//! (`Memory::observe`, one commit per message in arrival order) and reads it
+//! with the library's read path (`retrieve`), timing each call.
+
+pub mod arms;
+mod cells;
+pub mod generator;
+pub mod judge;
+pub mod noise;
+pub mod paper;
+pub mod report;
+pub mod slices;
+pub mod stats;
+pub mod studies;
+pub mod templates;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+
+use pfm::block::MIN_BUDGET;
+use pfm::error::{Error, Result};
+use pfm::fact::FactId;
+use pfm::index::IndexVersion;
+use pfm::retrieve::{Request, retrieve};
+
+use crate::run::RunMeta;
+
+pub use arms::{Arm, StoreKind};
+pub use generator::{Accounting, Instance, SEEDS};
+pub use judge::{Judged, judge};
+
+/// The character budgets of Table 1.
+pub const BUDGETS: [usize; 2] = [800, 240];
+/// Facts per block (Table 5).
+pub const K: usize = 6;
+/// Bootstrap replicates per interval.
+pub const BOOTSTRAP_REPS: usize = 2_000;
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct EvalOptions {
+    /// Benchmark seeds (instances).
+    pub seeds: Vec<u64>,
+    /// Arm names (see [`arms`]).
+    pub arms: Vec<String>,
+    /// Character budgets.
+    pub budgets: Vec<usize>,
+    /// People per instance (the generator's one free parameter that Table 6
+    /// does not pin down; see `generator::DEFAULT_PEOPLE`).
+    pub people: usize,
+    /// Run the key-noise grid (needs the `pfm` arm).
+    pub key_noise: bool,
+    /// Run the identity, abstention, ablation and slice studies (Tables 3,
+    /// 13, 22).
+    pub studies: bool,
+    /// Bootstrap replicates per interval.
+    pub bootstrap_reps: usize,
+    /// Show a progress bar on stderr.
+    pub progress: bool,
+}
+
+impl Default for EvalOptions {
+    fn default() -> Self {
+        EvalOptions {
+            seeds: SEEDS.to_vec(),
+            arms: arms::LEXICAL.iter().map(|a| a.to_string()).collect(),
+            budgets: BUDGETS.to_vec(),
+            people: generator::DEFAULT_PEOPLE,
+            key_noise: true,
+            studies: true,
+            bootstrap_reps: BOOTSTRAP_REPS,
+            progress: true,
+        }
+    }
+}
+
+impl EvalOptions {
+    /// Whether this is the paper's full protocol (which `eval/RESULTS.md`
+    /// records).
+    pub fn is_full(&self) -> bool {
+        let d = EvalOptions::default();
+        self.seeds == d.seeds
+            && self.arms == d.arms
+            && self.budgets == d.budgets
+            && self.people == d.people
+            && self.key_noise
+            && self.studies
+            && self.bootstrap_reps == d.bootstrap_reps
+    }
+}
+
+/// One request of one arm at one budget.
+#[derive(Clone, Debug, Serialize)]
+pub struct Record {
+    /// Benchmark seed.
+    pub seed: u64,
+    /// Query index within the instance.
+    pub query: usize,
+    /// Chain index.
+    pub chain: usize,
+    /// Revision depth of the chain.
+    pub depth: usize,
+    /// A same-named competitor exists.
+    pub ambiguous: bool,
+    /// Arm name.
+    pub arm: String,
+    /// Character budget.
+    pub budget: usize,
+    /// The outcome.
+    #[serde(flatten)]
+    pub judged: Judged,
+    /// Measured retrieval time (the whole `retrieve` call), microseconds.
+    pub latency_us: f64,
+    /// Facts in the block, in order.
+    pub facts: Vec<FactId>,
+}
+
+/// One request of the key-noise grid (keyed PFM, B = 800).
+#[derive(Clone, Debug, Serialize)]
+pub struct NoiseRecord {
+    /// Missed-merge rate.
+    pub p: f64,
+    /// False-merge rate.
+    pub q: f64,
+    /// Benchmark seed.
+    pub seed: u64,
+    /// Chain index.
+    pub chain: usize,
+    /// The outcome.
+    #[serde(flatten)]
+    pub judged: Judged,
+    /// The current value is held by no active fact.
+    pub lost: bool,
+}
+
+/// Everything a run measured.
+#[derive(Debug)]
+pub struct Evaluation {
+    /// What was run.
+    pub options: EvalOptions,
+    /// Table 6 per instance.
+    pub accounting: Vec<Accounting>,
+    /// Every request of every arm.
+    pub records: Vec<Record>,
+    /// The key-noise grid's requests.
+    pub noise: Vec<NoiseRecord>,
+    /// The studies' requests, by scenario (empty when not run).
+    pub studies: studies::Judgements,
+    /// Wall time of the run.
+    pub elapsed: Duration,
+}
+
+/// Table 6's accounting of each seed's instance (`pfm eval --accounting`).
+pub fn accounting(options: &EvalOptions) -> Vec<Accounting> {
+    options
+        .seeds
+        .iter()
+        .map(|s| Instance::generate_with(*s, options.people).accounting())
+        .collect()
+}
+
+/// A finished `pfm eval` run, its files written.
+#[derive(Debug)]
+pub struct Finished {
+    /// The summary (`--json` prints it).
+    pub summary: report::Summary,
+    /// The report in markdown, as written.
+    pub markdown: String,
+    /// The paths written: the run folder, and `eval/RESULTS.md` when the run
+    /// was the full protocol.
+    pub written: Vec<String>,
+    /// Wall time of the run.
+    pub elapsed: Duration,
+}
+
+/// `pfm eval`: runs the evaluation, writes its run folder under `out` (named
+/// for the time) and, for the full protocol, regenerates `results`.
+pub fn run_and_write(options: &EvalOptions, out: &Path, results: &Path) -> Result<Finished> {
+    eprintln!(
+        "pfm eval: seeds {:?}, arms {}, budgets {:?}{}",
+        options.seeds,
+        options.arms.join(","),
+        options.budgets,
+        if options.key_noise {
+            ", key-noise grid"
+        } else {
+            ""
+        }
+    );
+    let evaluation = run(options)?;
+    let summary = report::summarize(&evaluation);
+    let now = jiff::Timestamp::now();
+    let meta = RunMeta::here(now);
+    let markdown = report::markdown(&summary, &meta);
+    let dir = out.join(now.strftime("%Y%m%d-%H%M%S").to_string());
+    report::write_run(&dir, &evaluation, &summary, &meta).map_err(Error::io(&dir))?;
+    let mut written = vec![dir.display().to_string()];
+    if options.is_full() {
+        std::fs::write(results, &markdown).map_err(Error::io(results))?;
+        written.push(results.display().to_string());
+    }
+    Ok(Finished {
+        summary,
+        markdown,
+        written,
+        elapsed: evaluation.elapsed,
+    })
+}
+
+/// Runs the evaluation.
+pub fn run(options: &EvalOptions) -> Result<Evaluation> {
+    let started = Instant::now();
+    if options.seeds.is_empty() || options.arms.is_empty() || options.budgets.is_empty() {
+        return Err(Error::InvalidConfig(
+            "eval needs at least one seed, one arm and one budget".into(),
+        ));
+    }
+    if let Some(b) = options.budgets.iter().find(|b| **b < MIN_BUDGET) {
+        return Err(Error::BudgetTooSmall {
+            budget: *b,
+            min: MIN_BUDGET,
+        });
+    }
+    let arms: Vec<Arm> = options
+        .arms
+        .iter()
+        .map(|a| Arm::named(a))
+        .collect::<Result<_>>()?;
+    if !(2 * templates::PAIRED_FIRST.len()..=generator::MAX_PEOPLE).contains(&options.people) {
+        return Err(Error::InvalidConfig(format!(
+            "people must be in {}..={}",
+            2 * templates::PAIRED_FIRST.len(),
+            generator::MAX_PEOPLE
+        )));
+    }
+    let instances: Vec<Instance> = options
+        .seeds
+        .iter()
+        .map(|s| Instance::generate_with(*s, options.people))
+        .collect();
+    let noise_cells = if options.key_noise && arms.iter().any(|a| a.name == "pfm") {
+        noise::MISSED.len() * noise::FALSE.len()
+    } else {
+        0
+    };
+    let queries: usize = instances.iter().map(|i| i.queries.len()).sum();
+    let steps = queries * (arms.len() * options.budgets.len() + noise_cells)
+        + if options.studies { instances.len() } else { 0 };
+    let bar = progress_bar(options.progress, steps as u64);
+
+    let mut records = Vec::new();
+    let mut builds = Vec::new();
+    for instance in &instances {
+        bar.set_message(format!("seed {}: building stores", instance.seed));
+        let stores = arms::Stores::build(instance, &arms)?;
+        bar.set_message(format!("seed {}: retrieving", instance.seed));
+        // One version per arm for the whole instance: the stores are built.
+        let versions: Vec<Arc<IndexVersion>> =
+            arms.iter().map(|a| stores.of(a).version()).collect();
+        for (arm, version) in arms.iter().zip(&versions) {
+            warm_up(version, instance, arm)?;
+        }
+        for (qi, q) in instance.queries.iter().enumerate() {
+            let chain = &instance.chains[q.chain];
+            for (arm, version) in arms.iter().zip(&versions) {
+                for &budget in &options.budgets {
+                    let request = request(instance, q, arm, budget);
+                    let t = Instant::now();
+                    let block = retrieve(version, &request)?;
+                    let latency_us = t.elapsed().as_secs_f64() * 1e6;
+                    records.push(Record {
+                        seed: instance.seed,
+                        query: qi,
+                        chain: q.chain,
+                        depth: chain.depth(),
+                        ambiguous: q.ambiguous(),
+                        arm: arm.name.clone(),
+                        budget,
+                        judged: judge(&block, &q.labels),
+                        latency_us,
+                        facts: block.lines.iter().map(|l| l.fact).collect(),
+                    });
+                    bar.inc(1);
+                }
+            }
+        }
+        builds.push(stores.keyed);
+    }
+
+    let mut noise = Vec::new();
+    if noise_cells > 0 {
+        bar.set_message("key-noise grid");
+        let pfm = Arm::named("pfm")?;
+        let cells: Vec<(usize, f64, f64)> = noise::MISSED
+            .iter()
+            .flat_map(|p| noise::FALSE.iter().map(move |q| (*p, *q)))
+            .flat_map(|(p, q)| (0..instances.len()).map(move |i| (i, p, q)))
+            .collect();
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let chunk = cells.len().div_ceil(threads);
+        let results: Vec<Result<Vec<NoiseRecord>>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = cells
+                .chunks(chunk)
+                .map(|cells| {
+                    let (instances, builds, pfm, bar) = (&instances, &builds, &pfm, &bar);
+                    scope.spawn(move || {
+                        let mut out = Vec::new();
+                        for &(i, p, q) in cells {
+                            out.extend(noise_cell(&instances[i], &builds[i], pfm, p, q)?);
+                            bar.inc(instances[i].queries.len() as u64);
+                        }
+                        Ok(out)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("a noise worker does not panic"))
+                .collect()
+        });
+        for r in results {
+            noise.extend(r?);
+        }
+    }
+    let studies = if options.studies {
+        bar.set_message("identity, abstention, ablation and slice studies");
+        studies::run(&options.seeds, options.people, &bar)?
+    } else {
+        studies::Judgements::new()
+    };
+    bar.finish_and_clear();
+    Ok(Evaluation {
+        options: options.clone(),
+        accounting: instances.iter().map(Instance::accounting).collect(),
+        records,
+        noise,
+        studies,
+        elapsed: started.elapsed(),
+    })
+}
+
+/// The request of query `q` for `arm` at `budget`.
+fn request(instance: &Instance, q: &generator::Query, arm: &Arm, budget: usize) -> Request {
+    Request::new(q.context.clone(), instance.query_time)
+        .with_participants([q.participant.clone()])
+        .with_k(K)
+        .with_budget(budget)
+        .with_ranker(arm.ranker.clone())
+}
+
+/// Runs an arm's first queries once, untimed, so thread-local scratch
+/// buffers and caches are warm before the timed pass.
+fn warm_up(version: &IndexVersion, instance: &Instance, arm: &Arm) -> Result<()> {
+    for q in instance.queries.iter().take(50) {
+        retrieve(version, &request(instance, q, arm, BUDGETS[0]))?;
+    }
+    Ok(())
+}
+
+/// One cell of the key-noise grid on one instance: perturb the clean store's
+/// keys, rebuild, and judge keyed PFM at B = 800.
+fn noise_cell(
+    instance: &Instance,
+    clean: &arms::Built,
+    pfm: &Arm,
+    p: f64,
+    q: f64,
+) -> Result<Vec<NoiseRecord>> {
+    let rng_seed = instance.seed ^ ((p * 1000.0) as u64) << 16 ^ ((q * 1000.0) as u64) << 32;
+    let keys = noise::perturb(&clean.filed(), p, q, rng_seed);
+    let built = arms::build(instance, StoreKind::Keyed, Some(&keys))?;
+    let version = built.memory.version();
+    instance
+        .queries
+        .iter()
+        .map(|query| {
+            let chain = &instance.chains[query.chain];
+            let last = *chain.messages.last().expect("a chain has messages");
+            let holder = built.receipts[last].outcome.fact();
+            let lost = !built.memory.fact(holder)?.state.is_current();
+            let block = retrieve(&version, &request(instance, query, pfm, BUDGETS[0]))?;
+            Ok(NoiseRecord {
+                p,
+                q,
+                seed: instance.seed,
+                chain: query.chain,
+                judged: judge(&block, &query.labels),
+                lost,
+            })
+        })
+        .collect()
+}
+
+fn progress_bar(show: bool, len: u64) -> ProgressBar {
+    if !show {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(len);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} requests ({eta}) {msg}",
+        )
+        .expect("static progress template parses"),
+    );
+    bar
+}

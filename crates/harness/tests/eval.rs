@@ -1,0 +1,239 @@
+//! The controlled benchmark: the generator's labels are consistent, its
+//! templates key as intended, key noise does what it says, and keyed
+//! supersession never exposes a stale value.
+
+use std::collections::HashMap;
+
+use pfm::fact::name_key;
+use pfm::text;
+use pfm_harness::eval::arms::{self, StoreKind};
+use pfm_harness::eval::generator::{CHAINS, Instance, Subject};
+use pfm_harness::eval::{EvalOptions, noise, report, slices};
+
+fn tokens_of(s: &str) -> Vec<String> {
+    text::normalized_tokens(s)
+}
+
+/// Every current value occurs in exactly one chain — in its last message and
+/// in no other message of the instance — and every superseded value occurs
+/// only in its own chain's messages.
+#[test]
+fn labels_are_consistent() {
+    for seed in pfm_harness::eval::SEEDS {
+        let instance = Instance::generate(seed);
+        assert_eq!(instance.chains.len(), CHAINS);
+        let messages: Vec<Vec<String>> = instance
+            .messages
+            .iter()
+            .map(|m| tokens_of(&m.text))
+            .collect();
+        let holders = |label: &Vec<String>| -> Vec<usize> {
+            (0..messages.len())
+                .filter(|i| text::contains_tokens(&messages[*i], label))
+                .collect()
+        };
+        let mut currents = HashMap::new();
+        for q in &instance.queries {
+            let chain = &instance.chains[q.chain];
+            let current = q
+                .labels
+                .current
+                .as_ref()
+                .expect("main-benchmark queries are answerable");
+            assert_eq!(
+                holders(current),
+                [*chain.messages.last().unwrap()],
+                "seed {seed} chain {}: current value {current:?}",
+                chain.id
+            );
+            if let Some(other) = currents.insert(current.clone(), chain.id) {
+                assert_eq!(
+                    other, chain.id,
+                    "seed {seed}: a current value in two chains"
+                );
+            }
+            for s in &q.labels.superseded {
+                let found = holders(s);
+                assert!(
+                    !found.is_empty(),
+                    "seed {seed}: superseded value {s:?} stated nowhere"
+                );
+                assert!(
+                    found.iter().all(|m| chain.messages.contains(m)),
+                    "seed {seed} chain {}: superseded value {s:?} outside its chain",
+                    chain.id
+                );
+            }
+            // Competitors are other people with the same first name, on the same slot.
+            let Subject::Person(p) = chain.subject else {
+                assert!(q.labels.other.is_empty());
+                continue;
+            };
+            assert!(q.context.contains(&instance.people[p].first));
+            assert!(
+                !q.context.contains(&instance.people[p].full),
+                "queries use first names"
+            );
+        }
+        let a = instance.accounting();
+        assert_eq!((a.queries, a.paraphrased), (240, 80));
+        assert_eq!(a.depth.iter().sum::<usize>(), 240);
+        assert!(
+            a.ambiguous > 0 && a.cancelled > 0 && a.verbatim > 0,
+            "{a:?}"
+        );
+        // Chains 0-11: six pairs sharing a first name, each pair on one slot.
+        for pair in 0..6 {
+            let (x, y) = (&instance.chains[2 * pair], &instance.chains[2 * pair + 1]);
+            let (Subject::Person(a), Subject::Person(b)) = (x.subject, y.subject) else {
+                panic!("chains 0-11 are on people");
+            };
+            assert_eq!(x.slot, y.slot);
+            assert_eq!(instance.people[a].first, instance.people[b].first);
+            assert_ne!(a, b);
+        }
+    }
+}
+
+#[test]
+fn generation_is_deterministic_per_seed() {
+    let a = serde_json::to_string(&Instance::generate(11)).unwrap();
+    assert_eq!(a, serde_json::to_string(&Instance::generate(11)).unwrap());
+    assert_ne!(a, serde_json::to_string(&Instance::generate(13)).unwrap());
+}
+
+/// The rule extractor files every chain message under its chain's
+/// (entity, slot) key, and nothing else under a key: the benchmark measures
+/// the memory, not template mismatches.
+#[test]
+fn every_chain_message_keys_to_its_chain() {
+    let instance = Instance::generate(7);
+    let built = arms::build(&instance, StoreKind::Keyed, None).unwrap();
+    let filed = built.filed();
+    for (i, m) in instance.messages.iter().enumerate() {
+        match m.chain {
+            None => assert!(
+                filed[i].is_none(),
+                "filler keyed: {:?} -> {:?}",
+                m.text,
+                filed[i]
+            ),
+            Some(c) => {
+                let chain = &instance.chains[c];
+                let entity = match chain.subject {
+                    Subject::Person(p) => name_key(&instance.people[p].full),
+                    Subject::Project(p) => name_key(&instance.projects[p]),
+                };
+                let (key, _) = filed[i]
+                    .as_ref()
+                    .unwrap_or_else(|| panic!("unkeyed: {:?}", m.text));
+                assert_eq!(
+                    (&*key.entity, &*key.slot),
+                    (entity.as_str(), chain.slot),
+                    "{:?}",
+                    m.text
+                );
+            }
+        }
+    }
+    // One active fact per chain, holding its current value.
+    for chain in &instance.chains {
+        let last = *chain.messages.last().unwrap();
+        let fact = built
+            .memory
+            .fact(built.receipts[last].outcome.fact())
+            .unwrap();
+        assert!(
+            fact.state.is_current(),
+            "chain {} lost its current value",
+            chain.id
+        );
+    }
+}
+
+#[test]
+fn key_noise_misses_and_merges_at_its_rates() {
+    let instance = Instance::generate(7);
+    let built = arms::build(&instance, StoreKind::Keyed, None).unwrap();
+    let filed = built.filed();
+    let keyed = filed.iter().flatten().count();
+    assert_eq!(noise::perturb(&filed, 0.0, 0.0, 1), filed);
+    let all_missed = noise::perturb(&filed, 1.0, 0.0, 1);
+    let mut keys: Vec<_> = all_missed
+        .iter()
+        .flatten()
+        .map(|(k, _)| k.clone())
+        .collect();
+    keys.sort();
+    keys.dedup();
+    assert_eq!(keys.len(), keyed, "every message has a key of its own");
+    let all_merged = noise::perturb(&filed, 0.0, 1.0, 1);
+    for (clean, noisy) in filed.iter().zip(&all_merged) {
+        match (clean, noisy) {
+            (Some((k, v)), Some((n, w))) => assert!(k != n && v == w),
+            (None, None) => {}
+            _ => panic!("noise never adds or drops a message's value"),
+        }
+    }
+    let some = noise::perturb(&filed, 0.2, 0.0, 9);
+    let changed = filed.iter().zip(&some).filter(|(a, b)| a != b).count() as f64;
+    assert!(
+        (changed / keyed as f64 - 0.2).abs() < 0.06,
+        "{changed} of {keyed}"
+    );
+}
+
+/// Keyed supersession exposes no superseded value at either budget; the
+/// keyless store, fed the same drafts, does.
+#[test]
+fn keyed_store_never_exposes_a_stale_value() {
+    let options = EvalOptions {
+        seeds: vec![7],
+        arms: vec!["pfm".into(), "pfm_keyless".into()],
+        key_noise: false,
+        studies: false,
+        bootstrap_reps: 200,
+        progress: false,
+        ..EvalOptions::default()
+    };
+    let evaluation = pfm_harness::eval::run(&options).unwrap();
+    assert_eq!(evaluation.records.len(), 240 * 2 * 2);
+    let summary = report::summarize(&evaluation);
+    for s in &summary.arms {
+        if s.arm == "pfm" {
+            assert_eq!(s.stale_count, 0, "B = {}", s.budget);
+            assert!(s.current > 0.8, "{s:?}");
+        } else {
+            assert!(s.stale > 0.2, "{s:?}");
+        }
+    }
+    assert!(!options.is_full());
+}
+
+/// Appendix D: the slot detector agrees with the generator's slot on every
+/// main-benchmark query (all five seeds, standard and paraphrased templates).
+#[test]
+fn slot_detector_agrees_with_the_generator() {
+    // Every query template of the main benchmark and of the slices; an
+    // unanswerable hard-slice request asks for a room.
+    let mut checked = [0; 3];
+    for seed in pfm_harness::eval::SEEDS {
+        let sets = [
+            Instance::generate(seed),
+            slices::hard_identity(seed),
+            slices::multi_valued(seed),
+        ];
+        for (set, instance) in sets.iter().enumerate() {
+            for q in &instance.queries {
+                let detected = pfm::rules::requested_slot(&q.context).map(|s| s.name);
+                let expected = match q.labels.current {
+                    Some(_) => instance.chains[q.chain].slot,
+                    None => "room",
+                };
+                assert_eq!(detected, Some(expected), "{:?}", q.context);
+                checked[set] += 1;
+            }
+        }
+    }
+    assert_eq!(checked, [1_200, 180, 240]);
+}

@@ -1,0 +1,197 @@
+//! The scale harness measures what it says on small stores: the same corpus
+//! through the generator and through the spec's JSONL files gives the same
+//! blocks, and the run folder holds the CSV, markdown, rows and plot.
+
+use pfm_harness::scale::{self, Corpus, NoProbe, report};
+use pfm_synth::Vocabulary;
+
+fn temp_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("pfm-scale-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn generated_and_file_corpora_give_the_same_blocks() {
+    let n = 600;
+    let row = scale::measure(
+        Corpus::Synthetic {
+            n,
+            seed: 7,
+            vocabulary: Vocabulary::Wide,
+        },
+        &NoProbe,
+        None,
+    )
+    .unwrap();
+    assert_eq!(
+        (row.n, row.queries),
+        (n, pfm_synth::DEFAULT_QUERIES - scale::WARM_UP)
+    );
+    assert!(row.block_lines_total > 0 && row.block_lines_total <= 6 * row.queries);
+    assert!(row.mean_block_chars > 0.0 && row.mean_block_chars <= 800.0);
+    assert!(row.longest_posting > 0 && row.longest_posting <= n);
+    assert!(row.p50_us > 0.0 && row.p50_us <= row.p99_us && row.p99_us <= row.max_us);
+    assert!(row.commit_visible_p50_us > 0.0 && row.heap_mb.is_none());
+
+    let dir = temp_dir("files");
+    let (facts, queries) = pfm_synth::generate(n, 7, Vocabulary::Wide, pfm_synth::DEFAULT_QUERIES);
+    let write = |name: &str, lines: Vec<String>| {
+        let path = dir.join(name);
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        path
+    };
+    let fpath = write(
+        "facts.jsonl",
+        facts.iter().map(|f| f.to_json_line()).collect(),
+    );
+    let qpath = write(
+        "queries.jsonl",
+        queries.iter().map(|q| q.to_json_line()).collect(),
+    );
+    let from_files = scale::measure(
+        Corpus::Files {
+            facts: pfm_synth::read_facts(&fpath).unwrap(),
+            queries: pfm_synth::read_queries(&qpath).unwrap(),
+        },
+        &NoProbe,
+        None,
+    )
+    .unwrap();
+    assert_eq!(from_files.vocabulary, "file");
+    assert_eq!(from_files.block_lines_total, row.block_lines_total);
+    assert_eq!(from_files.mean_block_chars, row.mean_block_chars);
+    assert_eq!(from_files.longest_posting, row.longest_posting);
+
+    // Too few queries to time anything is an error, not a panic.
+    let err = scale::measure(
+        Corpus::Files {
+            facts: facts.clone(),
+            queries: queries[..scale::WARM_UP].to_vec(),
+        },
+        &NoProbe,
+        None,
+    );
+    assert!(err.is_err());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_run_folder_holds_csv_markdown_rows_and_plot() {
+    let rows: Vec<scale::Row> = [
+        (200, Vocabulary::Wide),
+        (400, Vocabulary::Wide),
+        (200, Vocabulary::Narrow),
+    ]
+    .into_iter()
+    .map(|(n, vocabulary)| {
+        scale::measure(
+            Corpus::Synthetic {
+                n,
+                seed: 7,
+                vocabulary,
+            },
+            &NoProbe,
+            None,
+        )
+        .unwrap()
+    })
+    .collect();
+    let dir = temp_dir("run");
+    let meta = report::RunMeta {
+        command: "pfm scale --sizes 200,400".into(),
+        revision: "test".into(),
+        machine: "test".into(),
+        date: "2026-11-30 00:00 UTC".into(),
+    };
+    report::write_run(&dir, &rows, &meta).unwrap();
+    let csv = std::fs::read_to_string(dir.join("results.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + rows.len());
+    assert!(csv.starts_with("n,vocabulary,queries,p50_us"));
+    let md = std::fs::read_to_string(dir.join("results.md")).unwrap();
+    assert!(md.contains("pfm scale --sizes 200,400") && md.contains("| 400 | wide |"));
+    let jsonl = std::fs::read_to_string(dir.join("rows.jsonl")).unwrap();
+    let back: Vec<scale::Row> = jsonl
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(back.len(), rows.len());
+    let svg = std::fs::read_to_string(dir.join("latency.svg")).unwrap();
+    assert!(svg.contains("<svg") && svg.contains("wide p50") && svg.contains("narrow p50"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A stand-in reference engine: a shell script that reads the two files it
+/// is given and reports their line counts in its row.
+fn fake_engine(dir: &std::path::Path, body: &str) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join("engine.sh");
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+#[test]
+fn a_reference_engine_is_timed_on_the_rows_own_files() {
+    let dir = temp_dir("reference");
+    let (facts, queries) =
+        scale::reference::write_corpus(&dir.join("corpus"), 300, 7, Vocabulary::Narrow).unwrap();
+    let (f, q) = pfm_synth::generate(300, 7, Vocabulary::Narrow, pfm_synth::DEFAULT_QUERIES);
+    assert_eq!(
+        pfm_synth::read_facts(&facts).unwrap().len(),
+        f.len(),
+        "the facts the row is built from"
+    );
+    let written = std::fs::read_to_string(&queries).unwrap();
+    assert_eq!(written.lines().next().unwrap(), q[0].to_json_line());
+    assert_eq!(written.lines().count(), q.len());
+
+    let engine = fake_engine(
+        &dir,
+        r#"echo "{\"engine\": \"fake\", \"p50_us\": 2.5, \"p99_us\": 4, \"max_us\": 9, \"block_lines_total\": $(cat "$1" | wc -l)$(cat "$2" | wc -l)}""#,
+    );
+    let got = scale::reference::run(&engine, &facts, &queries).unwrap();
+    assert_eq!(got.engine, "fake");
+    assert_eq!((got.p50_us, got.p99_us, got.max_us), (2.5, 4.0, 9.0));
+    assert_eq!(
+        got.block_lines_total.to_string(),
+        format!("{}{}", f.len(), q.len()),
+        "the engine read both files"
+    );
+
+    // Side by side in the report.
+    let mut row = scale::measure(
+        Corpus::Files {
+            facts: pfm_synth::read_facts(&facts).unwrap(),
+            queries: pfm_synth::read_queries(&queries).unwrap(),
+        },
+        &NoProbe,
+        None,
+    )
+    .unwrap();
+    row.reference = Some(got);
+    let md = report::reference_table(std::slice::from_ref(&row));
+    assert!(md.contains("| fake |") && md.lines().count() == 3, "{md}");
+    let csv = report::csv(std::slice::from_ref(&row));
+    let tail = format!(",fake,2.50,4.00,9.00,{}{}", f.len(), q.len());
+    assert!(csv.lines().nth(1).unwrap().ends_with(&tail), "{csv}");
+    assert_eq!(
+        report::reference_table(&[scale::Row {
+            reference: None,
+            ..row
+        }]),
+        ""
+    );
+
+    // An engine that fails or prints something else is an error naming it.
+    let failing = fake_engine(&dir, "exit 3");
+    let err = scale::reference::run(&failing, &facts, &queries).unwrap_err();
+    assert!(err.to_string().contains("engine.sh"), "{err}");
+    let chatty = fake_engine(&dir, "echo hello");
+    let err = scale::reference::run(&chatty, &facts, &queries).unwrap_err();
+    assert!(err.to_string().contains("not one JSON row"), "{err}");
+    let missing = scale::reference::run(&dir.join("no-such-engine"), &facts, &queries);
+    assert!(missing.is_err());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,0 +1,310 @@
+//! The request path. Snapshot mode is one load of the context's published
+//! snapshot; fresh mode hands a job to a free worker (`h`), waits at most `ω`
+//! and, on timeout, cancels the job and falls back to the snapshot; a job
+//! still running at half of `ω` is also handed to a second worker (a hedge).
+//! Nothing here takes a lock, spawns a thread or waits on construction: it
+//! performs atomic loads, one or two non-blocking queue sends, and timed waits.
+//!
+//! Requests run on the caller's thread (a [`Requester`] per thread) rather
+//! than in an actor or a tokio task: an actor hop would put a mailbox and a
+//! second scheduling delay in front of every snapshot read, and a task's
+//! wake-up would wait behind the executor's other tasks; on the caller's
+//! thread the only scheduling delay is the OS waking it, which is the `σ`
+//! of Proposition 2 and is measured here.
+
+use std::marker::PhantomData;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use super::Clock;
+use super::handoff::{Completion, Waited};
+use super::metrics::{Counters, Metrics, Probe, Quantity};
+use super::pool::{Reply, RetrievalJob};
+use super::snapshot::Context;
+use crate::sync::fault::{self, Fault};
+use crate::sync::queue::{Sender, TrySendError};
+use crate::sync::{Arc, Deadline};
+use pfm::block::Block;
+use pfm::error::{Error, Result};
+use pfm::fact::Seq;
+use pfm::retrieve::Request;
+
+/// By default a fresh job is hedged after half of `ω`.
+pub const DEFAULT_HEDGE: f64 = 0.5;
+
+/// Where a response's block came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    /// The context's published snapshot (snapshot mode).
+    Snapshot,
+    /// A worker's retrieval, in time (fresh mode).
+    Fresh,
+    /// The snapshot, because the worker did not finish within `ω`.
+    FallbackTimedOut,
+    /// The snapshot, because no worker was free to take the job (part of `h`).
+    FallbackNoFreeWorker,
+}
+
+/// Timings of one response, measured on the request thread.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Timings {
+    /// `r`: the snapshot read, if one was made.
+    pub read: Option<Duration>,
+    /// `h`: the handoff to the queue (fresh mode).
+    pub handoff: Option<Duration>,
+    /// Fresh mode: from the handoff to the response.
+    pub fresh: Option<Duration>,
+    /// `σ` as Table 8 defines it (fresh mode).
+    pub sigma: Option<Duration>,
+}
+
+/// A response.
+#[derive(Clone, Debug)]
+pub struct Served {
+    /// The memory block.
+    pub block: std::sync::Arc<Block>,
+    /// Where it came from.
+    pub source: Source,
+    /// The commit of the index version it was built from.
+    pub store_seq: Seq,
+    /// How old the snapshot was, when the block came from one.
+    pub snapshot_age: Option<Duration>,
+    /// What the request waited for.
+    pub timings: Timings,
+}
+
+/// A request thread's handle on the serving runtime. Not `Send`: a fresh
+/// wait parks the thread that created it, and its probe is that thread's.
+pub struct Requester {
+    jobs: Sender<RetrievalJob>,
+    metrics: std::sync::Arc<Metrics>,
+    probe: Probe,
+    clock: Clock,
+    /// The last job's completion, reused when the worker has let go of it.
+    spare: Option<Arc<Completion<Reply>>>,
+    /// After this fraction of `ω` without a reply, the job is also handed to
+    /// a second worker (a hedge against a stalled one).
+    hedge_after: Option<f64>,
+    _thread_bound: PhantomData<*const ()>,
+}
+
+impl std::fmt::Debug for Requester {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Requester").finish_non_exhaustive()
+    }
+}
+
+impl Requester {
+    /// A requester for the calling thread.
+    pub fn new(jobs: Sender<RetrievalJob>, metrics: std::sync::Arc<Metrics>, clock: Clock) -> Self {
+        Requester {
+            jobs,
+            probe: metrics.probe(),
+            metrics,
+            clock,
+            spare: None,
+            hedge_after: Some(DEFAULT_HEDGE),
+            _thread_bound: PhantomData,
+        }
+    }
+
+    /// Hedges a fresh job after `fraction` of `ω` (in `(0, 1)`), or never.
+    pub fn with_hedge(mut self, fraction: Option<f64>) -> Self {
+        self.hedge_after = fraction.filter(|f| *f > 0.0 && *f < 1.0);
+        self
+    }
+
+    /// Snapshot mode: one load of the context's published snapshot.
+    #[inline]
+    pub fn snapshot(&mut self, context: &Context) -> Served {
+        Counters::bump(&self.metrics.counters.snapshot_reads);
+        self.read(context, Source::Snapshot)
+    }
+
+    /// Fresh mode for a registered context: its request, run by a worker on
+    /// the newest version if that finishes within `omega`, else the snapshot.
+    pub fn fresh(&mut self, context: &Context, omega: Duration) -> Result<Served> {
+        let request = context.request_at(&self.clock);
+        self.fresh_request(request, Some(context), omega)
+    }
+
+    /// Fresh mode for any request; without a context to fall back on, a late
+    /// or refused job answers with an empty block.
+    pub fn fresh_request(
+        &mut self,
+        request: std::sync::Arc<Request>,
+        fallback: Option<&Context>,
+        omega: Duration,
+    ) -> Result<Served> {
+        if omega.is_zero() {
+            return Err(Error::ZeroOmega);
+        }
+        request.validate()?;
+        Counters::bump(&self.metrics.counters.fresh_requests);
+        let completion = self.completion();
+        let start = Instant::now();
+        let job = RetrievalJob {
+            request: request.clone(),
+            completion: completion.clone(),
+            deadline: start + omega,
+        };
+        let depth = self.jobs.len() as u64;
+        let sent = self.jobs.try_send(job);
+        let handoff = start.elapsed();
+        self.probe.record(Quantity::Handoff, handoff);
+        self.probe.count(Quantity::QueueDepth, depth);
+        match sent {
+            Ok(()) => {}
+            Err(TrySendError::Full(_)) => {
+                Counters::bump(&self.metrics.counters.no_free_worker);
+                return Ok(self.fall_back(
+                    fallback,
+                    Source::FallbackNoFreeWorker,
+                    start,
+                    handoff,
+                    None,
+                ));
+            }
+            Err(TrySendError::Disconnected(_)) => {
+                return Err(Error::ShutDown("the worker pool has stopped".into()));
+            }
+        }
+        let waited = match self.hedge_after {
+            Some(fraction) => {
+                match completion.wait_until(Deadline::after(omega.mul_f64(fraction))) {
+                    Some(reply) => Waited::Done(reply),
+                    None => {
+                        // Hedge: the same job (same completion) to a second
+                        // worker, if one is free; whichever finishes first
+                        // delivers, the other's reply is dropped.
+                        let hedge = RetrievalJob {
+                            request,
+                            completion: completion.clone(),
+                            deadline: start + omega,
+                        };
+                        if self.jobs.try_send(hedge).is_ok() {
+                            Counters::bump(&self.metrics.counters.hedges);
+                        }
+                        let left = omega.saturating_sub(start.elapsed());
+                        match completion.wait_until(Deadline::after(left)) {
+                            Some(reply) => Waited::Done(reply),
+                            None => completion.cancel(),
+                        }
+                    }
+                }
+            }
+            None => completion.wait(Deadline::after(omega)),
+        };
+        let resumed = Instant::now();
+        self.spare = Some(completion);
+        match waited {
+            Waited::Done(reply) => {
+                let sigma = resumed.saturating_duration_since(reply.finished_at);
+                let fresh = resumed - start;
+                self.probe.record(Quantity::Sigma, sigma);
+                self.probe.record(Quantity::FreshWait, fresh);
+                Ok(Served {
+                    block: reply.block?,
+                    source: Source::Fresh,
+                    store_seq: reply.store_seq,
+                    snapshot_age: None,
+                    timings: Timings {
+                        handoff: Some(handoff),
+                        fresh: Some(fresh),
+                        sigma: Some(sigma),
+                        read: None,
+                    },
+                })
+            }
+            Waited::TimedOut => {
+                Counters::bump(&self.metrics.counters.fallbacks);
+                Ok(self.fall_back(
+                    fallback,
+                    Source::FallbackTimedOut,
+                    start,
+                    handoff,
+                    Some(omega),
+                ))
+            }
+        }
+    }
+
+    /// A pending completion for the next job: the previous one if the
+    /// worker has let go of it (no allocation), else a new one.
+    fn completion(&mut self) -> Arc<Completion<Reply>> {
+        let mut spare = self.spare.take();
+        // get_mut acquires the worker's release of its reference, so its
+        // last access to the completion happened before we reuse it.
+        let unique = spare.as_mut().is_some_and(|c| Arc::get_mut(c).is_some());
+        match spare {
+            Some(c) if unique || fault::injected(Fault::SharedReplySlot) => {
+                c.reset();
+                c
+            }
+            _ => Arc::new(Completion::new()),
+        }
+    }
+
+    /// One load of the context's snapshot, timed (`r`), as a response.
+    fn read(&mut self, context: &Context, source: Source) -> Served {
+        let start = Instant::now();
+        let snapshot = context.snapshot();
+        let read = start.elapsed();
+        let age = Instant::now().saturating_duration_since(snapshot.produced_at);
+        self.probe.record(Quantity::Read, read);
+        self.probe.record(Quantity::SnapshotAge, age);
+        Served {
+            block: snapshot.block.clone(),
+            source,
+            store_seq: snapshot.store_seq,
+            snapshot_age: Some(age),
+            timings: Timings {
+                read: Some(read),
+                ..Timings::default()
+            },
+        }
+    }
+
+    /// Answers from the context's snapshot (or with an empty block). On a
+    /// timeout, `σ` is the observed wait minus `ω` and the read.
+    fn fall_back(
+        &mut self,
+        context: Option<&Context>,
+        source: Source,
+        start: Instant,
+        handoff: Duration,
+        omega: Option<Duration>,
+    ) -> Served {
+        let mut served = match context {
+            Some(c) => self.read(c, source),
+            None => Served {
+                block: std::sync::Arc::new(Block::default()),
+                source,
+                store_seq: 0,
+                snapshot_age: None,
+                timings: Timings::default(),
+            },
+        };
+        let read = served.timings.read;
+        let fresh = start.elapsed();
+        self.probe.record(Quantity::FreshWait, fresh);
+        let sigma = omega.map(|w| {
+            fresh
+                .saturating_sub(handoff)
+                .saturating_sub(w)
+                .saturating_sub(read.unwrap_or_default())
+        });
+        if let Some(s) = sigma {
+            self.probe.record(Quantity::Sigma, s);
+        }
+        served.timings = Timings {
+            read,
+            handoff: Some(handoff),
+            fresh: Some(fresh),
+            sigma,
+        };
+        served
+    }
+}

@@ -1,0 +1,521 @@
+//! The serving runtime, functionally (never timed): fresh mode in time and
+//! late, cancellation, requests while construction is held, monotone
+//! publication, event-driven republication, bad input.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use pfm::config::{Config, MergeMode};
+use pfm::rules::{Abstain, Identity, Rules};
+use pfm::{Error, Memory, Observation, Outcome, Request};
+use pfm_serve::sync::queue;
+use pfm_serve::{
+    Changed, Completion, Construction, Contexts, Metrics, Requester, RetrievalJob, Runtime,
+    ServeOptions, SnapshotPublisher, Source, Worker, wall_clock,
+};
+
+// The fixtures the core's integration tests use too.
+#[path = "../../../tests/common/mod.rs"]
+mod common;
+
+use common::{alex, day};
+
+fn memory() -> Memory {
+    let mut m = Memory::new(Config {
+        merge: MergeMode::Inline,
+        ..Config::default()
+    })
+    .unwrap();
+    m.observe(alex("The standup with Alex Rivera is moved to 9:30am.", 1))
+        .unwrap();
+    m.observe(Observation::new("The printer on floor 3 is fixed.", day(1)))
+        .unwrap();
+    m
+}
+
+fn standup(d: i64) -> Request {
+    Request::new("the standup with Alex is at", day(d)).with_participants(["Alex Rivera"])
+}
+
+fn options() -> ServeOptions {
+    ServeOptions {
+        workers: 2,
+        queue: 2,
+        pin_workers: false,
+        ..ServeOptions::default()
+    }
+}
+
+/// The request path's parts without a runtime: a queue nobody serves yet,
+/// so the test decides when (and whether) a worker runs a job. No hedging
+/// unless a test asks for it.
+struct Bench {
+    construction: Construction,
+    contexts: Contexts,
+    metrics: Arc<Metrics>,
+    jobs: queue::Receiver<RetrievalJob>,
+    requester: Requester,
+}
+
+fn bench(capacity: usize, hedge: Option<f64>) -> Bench {
+    let construction = Construction::new(memory(), wall_clock());
+    let metrics = Arc::new(Metrics::default());
+    let (tx, jobs) = queue::bounded(capacity);
+    Bench {
+        construction,
+        contexts: Contexts::default(),
+        requester: Requester::new(tx, metrics.clone(), wall_clock()).with_hedge(hedge),
+        metrics,
+        jobs,
+    }
+}
+
+impl Bench {
+    /// Registers the standup context on the current version.
+    fn register(&self) -> pfm_serve::ContextHandle {
+        self.contexts
+            .register(
+                standup(2),
+                false,
+                &self.construction.versions().load(),
+                &wall_clock(),
+            )
+            .unwrap()
+    }
+
+    fn worker(&self) -> Worker {
+        Worker::new(self.construction.versions().clone(), self.metrics.clone())
+    }
+}
+
+#[test]
+fn fresh_mode_returns_the_workers_block_in_time() {
+    let runtime = Runtime::start(memory(), options()).unwrap();
+    let context = runtime.register(standup(2), false).unwrap();
+    runtime
+        .observe(alex("Alex Rivera standup is rescheduled to 10:45am.", 3))
+        .unwrap();
+    let mut requester = runtime.requester().unwrap();
+    let served = requester.fresh(&context, Duration::from_secs(10)).unwrap();
+    assert_eq!(served.source, Source::Fresh);
+    assert!(
+        served.block.text.contains("10:45am"),
+        "{}",
+        served.block.text
+    );
+    assert!(
+        !served.block.text.contains("9:30am"),
+        "{}",
+        served.block.text
+    );
+    assert_eq!(served.store_seq, runtime.version().seq);
+    let t = served.timings;
+    assert!(t.handoff.is_some() && t.sigma.is_some() && t.read.is_none());
+}
+
+#[test]
+fn a_late_job_falls_back_to_the_snapshot_and_its_result_reaches_nobody() {
+    let mut b = bench(4, None);
+    let context = b.register();
+    // No worker runs yet: the wait must time out.
+    let late = b
+        .requester
+        .fresh(&context, Duration::from_millis(20))
+        .unwrap();
+    assert_eq!(late.source, Source::FallbackTimedOut);
+    assert_eq!(late.block.text, context.snapshot().block.text);
+    assert!(late.snapshot_age.is_some() && late.timings.read.is_some());
+    assert!(late.timings.sigma.is_some());
+
+    // The worker picks the abandoned job up afterwards: it must drop it.
+    let mut worker = b.worker();
+    let job = b.jobs.try_recv().unwrap();
+    assert!(job.completion.is_cancelled());
+    worker.serve(job);
+    assert_eq!(b.metrics.counters.cancelled_jobs.load(Ordering::Relaxed), 1);
+    assert_eq!(b.metrics.counters.fallbacks.load(Ordering::Relaxed), 1);
+
+    // The next request of the same thread gets its own job's result: run a
+    // worker thread for it, and change the store in between so the two
+    // results differ.
+    b.construction
+        .commit(vec![alex(
+            "Alex Rivera standup is rescheduled to 10:45am.",
+            3,
+        )])
+        .unwrap();
+    let jobs = b.jobs.clone();
+    let handle = std::thread::spawn(move || {
+        let job = jobs.recv().unwrap();
+        worker.serve(job);
+    });
+    let served = b
+        .requester
+        .fresh(&context, Duration::from_secs(10))
+        .unwrap();
+    handle.join().unwrap();
+    assert_eq!(served.source, Source::Fresh);
+    assert!(
+        served.block.text.contains("10:45am"),
+        "{}",
+        served.block.text
+    );
+    assert_eq!(served.store_seq, b.construction.versions().load().seq);
+}
+
+#[test]
+fn a_cancelled_job_stops_and_delivers_nothing() {
+    let b = bench(1, None);
+    let completion = Arc::new(Completion::new());
+    let job = RetrievalJob {
+        request: Arc::new(standup(2)),
+        completion: completion.clone(),
+        deadline: Instant::now(),
+    };
+    // The request gives up (its deadline has passed) before the worker starts.
+    assert!(matches!(
+        completion.wait(pfm_serve::sync::Deadline::after(Duration::ZERO)),
+        pfm_serve::handoff::Waited::TimedOut
+    ));
+    b.worker().serve(job);
+    assert_eq!(b.metrics.counters.cancelled_jobs.load(Ordering::Relaxed), 1);
+    // Delivering now is refused: the reply goes back to the worker.
+    let reply = pfm_serve::Reply {
+        block: Ok(Arc::new(pfm::Block::default())),
+        store_seq: 0,
+        finished_at: Instant::now(),
+    };
+    assert!(completion.complete(reply).is_err());
+}
+
+#[test]
+fn a_full_queue_is_reported_not_waited_on() {
+    let mut b = bench(1, None);
+    let context = b.register();
+    let first = b
+        .requester
+        .fresh(&context, Duration::from_millis(5))
+        .unwrap();
+    assert_eq!(first.source, Source::FallbackTimedOut);
+    // The abandoned job still occupies the only queue slot.
+    let second = b
+        .requester
+        .fresh(&context, Duration::from_secs(60))
+        .unwrap();
+    assert_eq!(second.source, Source::FallbackNoFreeWorker);
+    assert_eq!(second.block.text, context.snapshot().block.text);
+    assert_eq!(b.metrics.counters.no_free_worker.load(Ordering::Relaxed), 1);
+}
+
+#[test]
+fn requests_complete_while_construction_is_held_inside_a_commit() {
+    let runtime = Arc::new(Runtime::start(memory(), options()).unwrap());
+    let context = runtime.register(standup(2), false).unwrap();
+    let (entered_tx, entered) = std::sync::mpsc::channel();
+    let (release, release_rx) = std::sync::mpsc::channel::<()>();
+    let held = {
+        let runtime = runtime.clone();
+        std::thread::spawn(move || {
+            runtime
+                .exclusive(move |_memory| {
+                    entered_tx.send(()).unwrap();
+                    release_rx.recv().unwrap();
+                })
+                .unwrap();
+        })
+    };
+    entered.recv().unwrap();
+    // Construction is now inside the held operation; queue work behind it.
+    runtime
+        .submit(vec![alex(
+            "Alex Rivera standup is rescheduled to 10:45am.",
+            3,
+        )])
+        .unwrap();
+    let mut requester = runtime.requester().unwrap();
+    for _ in 0..20 {
+        let s = requester.snapshot(&context);
+        assert!(s.block.text.contains("9:30am"), "{}", s.block.text);
+        let f = requester.fresh(&context, Duration::from_secs(10)).unwrap();
+        assert_eq!(f.source, Source::Fresh);
+        assert!(f.block.text.contains("9:30am"), "{}", f.block.text);
+    }
+    release.send(()).unwrap();
+    held.join().unwrap();
+}
+
+#[test]
+fn publication_is_monotone_for_every_request() {
+    let runtime = Arc::new(Runtime::start(memory(), options()).unwrap());
+    let context = runtime.register(standup(2), false).unwrap();
+    let writer = {
+        let runtime = runtime.clone();
+        std::thread::spawn(move || {
+            for i in 0..200 {
+                let minute = i % 60;
+                runtime
+                    .submit(vec![alex(
+                        &format!("Alex Rivera standup is rescheduled to 10:{minute:02}am."),
+                        3,
+                    )])
+                    .unwrap();
+                if i % 20 == 0 {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            }
+        })
+    };
+    let mut requester = runtime.requester().unwrap();
+    let (mut snap_seq, mut fresh_seq, mut version_seq) = (0, 0, 0);
+    for _ in 0..400 {
+        let s = requester.snapshot(&context);
+        assert!(
+            s.store_seq >= snap_seq,
+            "snapshot went back: {} < {snap_seq}",
+            s.store_seq
+        );
+        snap_seq = s.store_seq;
+        let f = requester.fresh(&context, Duration::from_secs(10)).unwrap();
+        if f.source == Source::Fresh {
+            assert!(
+                f.store_seq >= fresh_seq,
+                "fresh went back: {} < {fresh_seq}",
+                f.store_seq
+            );
+            fresh_seq = f.store_seq;
+        }
+        let v = runtime.version().seq;
+        assert!(v >= version_seq);
+        version_seq = v;
+    }
+    writer.join().unwrap();
+}
+
+#[test]
+fn a_commit_republishes_affected_contexts_without_waiting_for_the_period() {
+    let runtime = Runtime::start(
+        memory(),
+        ServeOptions {
+            publish_every: Duration::from_secs(3600),
+            ..options()
+        },
+    )
+    .unwrap();
+    let context = runtime.register(standup(2), false).unwrap();
+    let printer = runtime
+        .register(Request::new("is the printer fixed", day(2)), false)
+        .unwrap();
+    let before = printer.snapshot().produced_at;
+    let receipt = runtime
+        .observe(alex("Alex Rivera standup is rescheduled to 10:45am.", 3))
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while context.snapshot().store_seq < receipt.seq {
+        assert!(Instant::now() < deadline, "no event-driven republication");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let snapshot = context.snapshot();
+    assert!(
+        snapshot.block.text.contains("10:45am"),
+        "{}",
+        snapshot.block.text
+    );
+    // The unaffected context is re-stamped, not rebuilt.
+    while printer.snapshot().store_seq < receipt.seq {
+        assert!(
+            Instant::now() < deadline,
+            "unaffected context not re-stamped"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(printer.snapshot().produced_at, before);
+}
+
+/// Identity and abstention rules are part of a registered request, so the
+/// snapshot publisher applies them like a direct retrieval does.
+#[test]
+fn published_snapshots_apply_the_requests_rules() {
+    let runtime = Runtime::start(memory(), options()).unwrap();
+    let gated = Rules {
+        identity: Identity::Posterior,
+        abstain: Abstain::Slot(0.5),
+    };
+    let room = Request::new("the standup with Alex is in", day(2))
+        .with_participants(["Alex Rivera"])
+        .with_rules(gated);
+    let room = runtime.register(room, false).unwrap();
+    let time = runtime
+        .register(standup(2).with_rules(gated), false)
+        .unwrap();
+    let (room, time) = (room.snapshot(), time.snapshot());
+    assert!(
+        room.block.abstained && room.block.lines.is_empty(),
+        "{:?}",
+        room.block
+    );
+    assert!(!time.block.abstained && time.block.text.contains("9:30am"));
+}
+
+#[test]
+fn bad_input_is_a_typed_error() {
+    let runtime = Runtime::start(memory(), options()).unwrap();
+    assert!(matches!(
+        runtime.context(99),
+        Err(Error::UnknownContext(99))
+    ));
+    assert!(matches!(
+        runtime.unregister(99),
+        Err(Error::UnknownContext(99))
+    ));
+    assert!(matches!(
+        runtime.register(standup(2).with_k(0), false),
+        Err(Error::ZeroK)
+    ));
+    let context = runtime.register(standup(2), false).unwrap();
+    let mut requester = runtime.requester().unwrap();
+    assert!(matches!(
+        requester.fresh(&context, Duration::ZERO),
+        Err(Error::ZeroOmega)
+    ));
+    assert!(matches!(
+        requester.fresh_request(
+            Arc::new(standup(2).with_budget(3)),
+            None,
+            Duration::from_millis(5)
+        ),
+        Err(Error::BudgetTooSmall { .. })
+    ));
+    assert!(matches!(
+        runtime.observe(Observation::new("  ", day(1))),
+        Err(Error::EmptyText)
+    ));
+    // A bad batch fails alone; the runtime keeps serving.
+    runtime
+        .observe(alex("Alex Rivera standup is rescheduled to 10:45am.", 3))
+        .unwrap();
+    assert!(matches!(
+        Runtime::start(
+            memory(),
+            ServeOptions {
+                workers: 0,
+                ..options()
+            }
+        ),
+        Err(Error::InvalidConfig(_))
+    ));
+    runtime.unregister(context.id).unwrap();
+    assert!(matches!(
+        runtime.context(context.id),
+        Err(Error::UnknownContext(_))
+    ));
+}
+
+#[test]
+fn a_hedged_job_is_answered_by_the_first_worker_and_the_other_result_is_dropped() {
+    let mut b = bench(4, Some(0.5));
+    let context = b.register();
+    let jobs = b.jobs.clone();
+    let mut worker = b.worker();
+    // Nobody serves the job until the hedge arrives (after half of omega);
+    // then the hedge is served first, the original after it.
+    let helper = std::thread::spawn(move || {
+        while jobs.len() < 2 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let original = jobs.recv().unwrap();
+        let hedge = jobs.recv().unwrap();
+        assert!(Arc::ptr_eq(&original.completion, &hedge.completion));
+        worker.serve(hedge);
+        worker.serve(original);
+    });
+    let served = b.requester.fresh(&context, Duration::from_secs(6)).unwrap();
+    helper.join().unwrap();
+    assert_eq!(served.source, Source::Fresh);
+    assert!(
+        served.block.text.contains("9:30am"),
+        "{}",
+        served.block.text
+    );
+    let counters = &b.metrics.counters;
+    assert_eq!(counters.hedges.load(Ordering::Relaxed), 1);
+    assert_eq!(counters.cancelled_jobs.load(Ordering::Relaxed), 1);
+    assert_eq!(counters.fallbacks.load(Ordering::Relaxed), 0);
+}
+
+#[test]
+fn blocking_calls_from_an_async_task_are_an_error_not_a_panic() {
+    let runtime = Runtime::start(memory(), options()).unwrap();
+    let context = runtime.register(standup(2), false).unwrap();
+    let executor = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    executor.block_on(async move {
+        assert!(matches!(
+            Runtime::start(memory(), options()),
+            Err(Error::WouldBlock(_))
+        ));
+        assert!(matches!(
+            runtime.observe(alex("Alex Rivera standup is rescheduled to 10:45am.", 3)),
+            Err(Error::WouldBlock(_))
+        ));
+        // A snapshot read never blocks, so it is fine here.
+        let mut requester = runtime.requester().unwrap();
+        assert!(requester.snapshot(&context).block.text.contains("9:30am"));
+        drop(requester);
+        // Dropping the runtime inside the task stops it without blocking.
+        drop(runtime);
+    });
+}
+
+#[test]
+fn a_snapshot_never_claims_a_commit_whose_change_it_has_not_examined() {
+    let mut construction = Construction::new(memory(), wall_clock());
+    let contexts = Arc::new(Contexts::default());
+    let context = contexts
+        .register(
+            standup(4),
+            false,
+            &construction.versions().load(),
+            &wall_clock(),
+        )
+        .unwrap();
+    let before = context.snapshot().store_seq;
+    let mut publisher = SnapshotPublisher::new(
+        construction.versions().clone(),
+        contexts.clone(),
+        wall_clock(),
+        Arc::new(Metrics::default()),
+    );
+    let receipt = construction
+        .commit(vec![alex(
+            "Alex Rivera standup is rescheduled to 10:45am.",
+            3,
+        )])
+        .unwrap()
+        .remove(0);
+    // The publisher sees the new version before that commit's notice: it
+    // must not re-stamp the snapshot past what its notices covered.
+    publisher.publish_pass(&Changed::Facts {
+        upto: before,
+        facts: Vec::new(),
+    });
+    let stale = context.snapshot();
+    assert_eq!(stale.store_seq, before);
+    assert!(stale.block.text.contains("9:30am"), "{}", stale.block.text);
+    // The notice arrives: the block is rebuilt from the new version.
+    let Outcome::Superseded { fact, .. } = receipt.outcome else {
+        panic!("{receipt:?}")
+    };
+    let body = construction.memory().fact(fact).unwrap().body.clone();
+    publisher.publish_pass(&Changed::Facts {
+        upto: receipt.seq,
+        facts: vec![body],
+    });
+    let fresh = context.snapshot();
+    assert_eq!(
+        (fresh.store_seq, fresh.built_seq),
+        (receipt.seq, receipt.seq)
+    );
+    assert!(fresh.block.text.contains("10:45am"), "{}", fresh.block.text);
+}

@@ -1,0 +1,354 @@
+//! The ledger on disk: every retained fact, one row each, in an embedded
+//! [redb](https://docs.rs/redb) file (`<dir>/ledger.redb`), written before a
+//! commit is acknowledged and read back into a [`Memory`] on start.
+//!
+//! # Why redb (and not fjall)
+//! The ledger is small rows rewritten in place (a supersession rewrites the
+//! old version's state), read whole at start, and erased for good on
+//! request. redb is a copy-on-write B-tree in one file with ACID write
+//! transactions: a commit is atomic (its new root is published by a
+//! checksummed header slot, so a torn last write rolls back to the previous
+//! commit on open) and costs one fsync, which is exactly group commit's unit.
+//! fjall is an LSM tree with a write-ahead journal: faster for write-heavy
+//! ingest, but an erased row lives on in older journal and SST files until
+//! compaction reaches them, and "grep the data directory finds nothing after
+//! erasure" is a requirement here. No hand-written storage engine either way.
+//!
+//! # What is stored
+//! The ledger is the state; the gazetteer, graph and indexes are derived from
+//! it on start by [`Memory::restore`]. Table `facts`: fact id → the fact
+//! (body and state) as JSON. Table `meta`: the format, the next fact id, and
+//! the last commit's sequence number and wall time. A [`Batch`] carries the
+//! rows one or more commits wrote (the store's [`Journal`]); one
+//! [`DurableLedger::write`] applies it in one transaction.
+//!
+//! # Erasure
+//! Deleting a row leaves its bytes in freed pages of the file, so after an
+//! erasure [`DurableLedger::rewrite`] copies the surviving rows into a fresh
+//! file, syncs it and renames it over the old one: the erased text is in no
+//! file of the data directory afterwards.
+//!
+//! # Corruption
+//! A row that does not decode is reported with the file, the table, the row
+//! key and serde's position inside the row; the store refuses to open rather
+//! than serve partial state. [`repair`] lists such rows and, asked to, drops
+//! them (then the ledger's invariants are checked again).
+
+use std::path::{Path, PathBuf};
+
+use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
+
+use pfm::config::Config;
+use pfm::error::{Error, Result};
+use pfm::fact::{Fact, FactId, Seq};
+use pfm::memory::{Journal, Memory};
+use pfm::time::WallTime;
+
+const FACTS: TableDefinition<u64, &[u8]> = TableDefinition::new("facts");
+const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
+
+/// The on-disk format this build writes and reads.
+pub const FORMAT: u64 = 1;
+
+/// The ledger file inside a data directory.
+pub const FILE: &str = "ledger.redb";
+
+/// The ledger's counters, stored beside the facts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Meta {
+    /// The id the next fact gets.
+    pub next_id: u64,
+    /// The last commit's sequence number.
+    pub seq: Seq,
+    /// The last commit's wall time.
+    pub committed_at: WallTime,
+}
+
+impl Meta {
+    fn of(memory: &Memory) -> Meta {
+        let ledger = memory.ledger();
+        Meta {
+            next_id: ledger.next_id(),
+            seq: ledger.seq(),
+            committed_at: ledger.committed_at(),
+        }
+    }
+}
+
+/// Rows to write: encoded facts, ids to delete, and the counters after them.
+#[derive(Clone, Debug)]
+pub struct Batch {
+    rows: Vec<(u64, Vec<u8>)>,
+    deletes: Vec<u64>,
+    meta: Meta,
+}
+
+impl Batch {
+    /// The rows a journal names, encoded from the store's current state.
+    pub fn of(memory: &Memory, journal: &Journal) -> Batch {
+        Batch {
+            rows: journal
+                .touched
+                .iter()
+                .filter_map(|id| memory.ledger().get(*id))
+                .map(encode)
+                .collect(),
+            deletes: journal.erased.iter().map(|id| id.0).collect(),
+            meta: Meta::of(memory),
+        }
+    }
+
+    /// Every retained fact: the whole ledger.
+    pub fn full(memory: &Memory) -> Batch {
+        Batch {
+            rows: memory.ledger().facts().map(encode).collect(),
+            deletes: Vec::new(),
+            meta: Meta::of(memory),
+        }
+    }
+}
+
+fn encode(fact: &Fact) -> (u64, Vec<u8>) {
+    // Infallible: facts are plain data (strings, numbers, enums).
+    let json = serde_json::to_vec(fact).expect("facts serialize");
+    (fact.id().0, json)
+}
+
+/// The durable ledger of one store.
+pub struct DurableLedger {
+    path: PathBuf,
+    db: Database,
+}
+
+impl std::fmt::Debug for DurableLedger {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DurableLedger")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What [`repair`] found (and did).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RepairReport {
+    /// Rows read.
+    pub rows: usize,
+    /// Rows that do not decode, with why.
+    pub corrupt: Vec<(u64, String)>,
+    /// Whether the corrupt rows were deleted.
+    pub dropped: bool,
+}
+
+fn storage(path: &Path, what: &str, e: impl std::fmt::Display) -> Error {
+    Error::Storage(format!("{}: {what}: {e}", path.display()))
+}
+
+fn open_db(path: &Path) -> Result<Database> {
+    let mut builder = Database::builder();
+    let shown = path.display().to_string();
+    builder.set_repair_callback(move |session| {
+        tracing::warn!(file = %shown, progress = session.progress(), "repairing the ledger file after an unclean shutdown");
+    });
+    builder.create(path).map_err(|e| {
+        storage(
+            path,
+            "cannot open the ledger file (refusing to start; `pfm repair` inspects it)",
+            e,
+        )
+    })
+}
+
+impl DurableLedger {
+    /// Opens (or creates) the ledger in `dir` and rebuilds the store from it.
+    /// Any unreadable row, unknown format or broken invariant is an error
+    /// naming the file: nothing is served from partial state.
+    pub fn open(dir: &Path, config: Config) -> Result<(DurableLedger, Memory)> {
+        std::fs::create_dir_all(dir).map_err(Error::io(dir))?;
+        let path = dir.join(FILE);
+        let db = open_db(&path)?;
+        let store = DurableLedger { path, db };
+        let (facts, meta) = store.read(false)?;
+        let corrupt: Vec<_> = facts.iter().filter_map(|r| r.as_ref().err()).collect();
+        if let Some((key, why)) = corrupt.first() {
+            return Err(Error::InvalidState(format!(
+                "{}: table facts, row {key}: {why} ({} corrupt row(s) in all; `pfm repair --drop-corrupt` removes them)",
+                store.path.display(),
+                corrupt.len()
+            )));
+        }
+        let facts = facts.into_iter().filter_map(Result::ok).collect();
+        let memory = Memory::restore(config, facts, meta.next_id, meta.seq, meta.committed_at)
+            .map_err(|e| Error::InvalidState(format!("{}: {e}", store.path.display())))?;
+        Ok((store, memory))
+    }
+
+    /// The ledger file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Every row (decoded, or its key and why not) and the counters.
+    #[allow(clippy::type_complexity)]
+    fn read(&self, lenient: bool) -> Result<(Vec<Result<Fact, (u64, String)>>, Meta)> {
+        let p = &self.path;
+        let txn = self.db.begin_read().map_err(|e| storage(p, "read", e))?;
+        let meta = match txn.open_table(META) {
+            Ok(t) => {
+                let get = |name: &str| -> Result<Option<u64>> {
+                    Ok(t.get(name)
+                        .map_err(|e| storage(p, "read meta", e))?
+                        .map(|v| v.value()))
+                };
+                let format = get("format")?.unwrap_or(FORMAT);
+                if format != FORMAT && !lenient {
+                    return Err(Error::InvalidState(format!(
+                        "{}: format {format}, but this build reads format {FORMAT}",
+                        p.display()
+                    )));
+                }
+                Meta {
+                    next_id: get("next_id")?.unwrap_or(0),
+                    seq: get("seq")?.unwrap_or(0),
+                    committed_at: WallTime::from_millis(get("committed_at")?.unwrap_or(0) as i64),
+                }
+            }
+            Err(redb::TableError::TableDoesNotExist(_)) => Meta {
+                next_id: 0,
+                seq: 0,
+                committed_at: WallTime::EPOCH,
+            },
+            Err(e) => return Err(storage(p, "read meta", e)),
+        };
+        let mut facts = Vec::new();
+        match txn.open_table(FACTS) {
+            Ok(t) => {
+                for row in t.iter().map_err(|e| storage(p, "read facts", e))? {
+                    let (k, v) = row.map_err(|e| storage(p, "read facts", e))?;
+                    let key = k.value();
+                    facts.push(decode(key, v.value()));
+                }
+            }
+            Err(redb::TableError::TableDoesNotExist(_)) => {}
+            Err(e) => return Err(storage(p, "read facts", e)),
+        }
+        Ok((facts, meta))
+    }
+
+    /// Applies a batch in one transaction and syncs it to disk before
+    /// returning: the group commit. On error nothing of it is applied.
+    pub fn write(&self, batch: &Batch) -> Result<()> {
+        let p = &self.path;
+        let txn = self.db.begin_write().map_err(|e| storage(p, "begin", e))?;
+        {
+            let mut facts = txn
+                .open_table(FACTS)
+                .map_err(|e| storage(p, "open facts", e))?;
+            for (id, json) in &batch.rows {
+                facts
+                    .insert(*id, json.as_slice())
+                    .map_err(|e| storage(p, "write a fact", e))?;
+            }
+            for id in &batch.deletes {
+                facts
+                    .remove(*id)
+                    .map_err(|e| storage(p, "delete a fact", e))?;
+            }
+        }
+        write_meta(&txn, p, batch.meta)?;
+        txn.commit().map_err(|e| storage(p, "commit", e))
+    }
+
+    /// Replaces the file with one holding exactly `full` (a [`Batch::full`]):
+    /// written beside it, synced, renamed over it, and the directory synced.
+    /// Afterwards no byte of an erased fact is left in the data directory.
+    pub fn rewrite(&mut self, full: &Batch) -> Result<()> {
+        let tmp = self.path.with_extension("redb.tmp");
+        let _ = std::fs::remove_file(&tmp);
+        {
+            let fresh = DurableLedger {
+                db: Database::create(&tmp).map_err(|e| storage(&tmp, "create", e))?,
+                path: tmp.clone(),
+            };
+            fresh.write(full)?;
+        }
+        std::fs::rename(&tmp, &self.path).map_err(|e| storage(&self.path, "replace", e))?;
+        if let Some(dir) = self.path.parent() {
+            std::fs::File::open(dir)
+                .and_then(|d| d.sync_all())
+                .map_err(|e| storage(dir, "sync the directory", e))?;
+        }
+        self.db = open_db(&self.path)?;
+        Ok(())
+    }
+}
+
+fn write_meta(txn: &redb::WriteTransaction, p: &Path, meta: Meta) -> Result<()> {
+    let mut t = txn
+        .open_table(META)
+        .map_err(|e| storage(p, "open meta", e))?;
+    for (name, value) in [
+        ("format", FORMAT),
+        ("next_id", meta.next_id),
+        ("seq", meta.seq),
+        ("committed_at", meta.committed_at.millis() as u64),
+    ] {
+        t.insert(name, value)
+            .map_err(|e| storage(p, "write meta", e))?;
+    }
+    Ok(())
+}
+
+fn decode(key: u64, bytes: &[u8]) -> Result<Fact, (u64, String)> {
+    let fact: Fact = serde_json::from_slice(bytes).map_err(|e| {
+        (
+            key,
+            format!("does not decode at byte column {}: {e}", e.column()),
+        )
+    })?;
+    if fact.id() != FactId(key) {
+        return Err((key, format!("holds fact {} under key {key}", fact.id())));
+    }
+    Ok(fact)
+}
+
+/// Inspects the ledger in `dir` (redb first repairs an unclean shutdown, if
+/// any) and lists the rows that do not decode; with `drop_corrupt`, deletes
+/// them and checks that the rest still forms a valid ledger.
+pub fn repair(dir: &Path, config: Config, drop_corrupt: bool) -> Result<RepairReport> {
+    let path = dir.join(FILE);
+    if !path.exists() {
+        return Err(Error::Storage(format!(
+            "{}: no ledger file here",
+            path.display()
+        )));
+    }
+    let store = DurableLedger {
+        db: open_db(&path)?,
+        path,
+    };
+    let (facts, _) = store.read(true)?;
+    let mut report = RepairReport {
+        rows: facts.len(),
+        corrupt: facts.into_iter().filter_map(Result::err).collect(),
+        dropped: false,
+    };
+    if drop_corrupt && !report.corrupt.is_empty() {
+        let p = &store.path;
+        let txn = store.db.begin_write().map_err(|e| storage(p, "begin", e))?;
+        {
+            let mut t = txn
+                .open_table(FACTS)
+                .map_err(|e| storage(p, "open facts", e))?;
+            for (id, _) in &report.corrupt {
+                t.remove(*id).map_err(|e| storage(p, "delete a row", e))?;
+            }
+        }
+        txn.commit().map_err(|e| storage(p, "commit", e))?;
+        report.dropped = true;
+    }
+    drop(store);
+    if report.corrupt.is_empty() || report.dropped {
+        DurableLedger::open(dir, config)?;
+    }
+    Ok(report)
+}

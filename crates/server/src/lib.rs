@@ -1,0 +1,200 @@
+//! `pfm serve`: the memory server agents embed — HTTP/JSON under `/v1`,
+//! tenants isolated by bearer token, each with a durable ledger that
+//! survives `kill -9`.
+//!
+//! ```text
+//!  HTTP (axum, tokio) ── auth (token hash → tenant, lock-free) ── rate limit
+//!     │ observe / forget ──> tenant's Writer thread ── exclusive ──> construction actor
+//!     │                         group commit: one redb transaction + fsync per batch, then ack
+//!     │ retrieve / facts ──> request threads (Requester per tenant) ──> snapshot / worker pool
+//!     └ /metrics, /healthz, /v1/openapi.json
+//! ```
+//!
+//! # Layout
+//! - [`durable`]: the ledger on disk (redb), written before a commit is
+//!   acknowledged and read back into a `Memory` on start.
+//! - [`api`]: bodies, handlers, the OpenAPI document.
+//! - [`error`]: the one error shape and the JSON extractor.
+//! - [`tenant`]: tenants and their runtimes; [`tokens`]: the hashed token file.
+//! - [`writer`]: the durable write path (group commit).
+//! - [`pool`]: request threads; [`prometheus`]: `/metrics`.
+//!
+//! # Shutdown
+//! SIGINT or SIGTERM stops accepting connections and lets in-flight
+//! requests finish (axum's graceful shutdown, as mini-redis does it with a
+//! broadcast of the signal); then every writer finishes its queue durably,
+//! the request threads stop, and each runtime shuts down.
+
+pub mod api;
+pub mod durable;
+pub mod error;
+pub mod pool;
+pub mod prometheus;
+pub mod tenant;
+pub mod tokens;
+pub mod writer;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{delete, get, post};
+use tower_http::timeout::TimeoutLayer;
+
+use pfm::error::{Error, Result};
+use pool::RequestPool;
+use tenant::{TenantOptions, Tenants};
+
+/// Limits on what one request may ask.
+#[derive(Clone, Debug)]
+pub struct Limits {
+    /// Largest body in bytes.
+    pub max_body: usize,
+    /// Most observations in one request.
+    pub max_batch: usize,
+    /// Longest retrieval context in bytes.
+    pub max_context: usize,
+    /// Largest `k`.
+    pub max_k: usize,
+    /// Largest budget (larger ones are clamped).
+    pub max_budget: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_body: 4 << 20,
+            max_batch: 1000,
+            max_context: 16 << 10,
+            max_k: 100,
+            max_budget: 100_000,
+        }
+    }
+}
+
+/// How the server runs.
+#[derive(Clone, Debug)]
+pub struct ServerOptions {
+    /// Where to listen.
+    pub addr: SocketAddr,
+    /// Where tenants' ledgers and the token file live.
+    pub data_dir: PathBuf,
+    /// Tenants' stores and runtimes.
+    pub tenant: TenantOptions,
+    /// Request limits.
+    pub limits: Limits,
+    /// Request threads (the blocking half of retrieval).
+    pub request_threads: usize,
+    /// A request (body included) that takes longer is answered 408.
+    pub request_timeout: Duration,
+}
+
+/// Shared by every handler.
+#[derive(Clone)]
+pub struct AppState {
+    /// The tenants.
+    pub tenants: Arc<Tenants>,
+    /// The request threads.
+    pub pool: Arc<RequestPool>,
+    /// Request limits.
+    pub limits: Arc<Limits>,
+}
+
+/// The router over a state.
+pub fn router(state: AppState, request_timeout: Duration) -> Router {
+    let max_body = state.limits.max_body;
+    Router::new()
+        .route("/v1/observe", post(api::observe))
+        .route("/v1/retrieve", post(api::retrieve_block))
+        .route("/v1/contexts", post(api::register_context))
+        .route("/v1/contexts/{id}", delete(api::unregister_context))
+        .route("/v1/facts/{id}", get(api::fact))
+        .route("/v1/forget", post(api::forget))
+        .route("/v1/openapi.json", get(api::openapi))
+        .route("/healthz", get(api::healthz))
+        .route("/metrics", get(prometheus::metrics))
+        .layer(DefaultBodyLimit::max(max_body))
+        .layer(TimeoutLayer::with_status_code(
+            axum::http::StatusCode::REQUEST_TIMEOUT,
+            request_timeout,
+        ))
+        .layer(axum::middleware::from_fn(error::json_errors))
+        .with_state(state)
+}
+
+/// Runs the server until SIGINT or SIGTERM; `ready` gets the bound address
+/// once it listens. Must be called from a thread that may block (it opens
+/// the tenants, then runs its own tokio runtime).
+pub fn run(options: ServerOptions, ready: impl FnOnce(SocketAddr)) -> Result<()> {
+    let tenants = Arc::new(Tenants::open(&options.data_dir, options.tenant.clone())?);
+    let pool = Arc::new(RequestPool::start(
+        options.request_threads,
+        options.request_threads * 64,
+    )?);
+    let state = AppState {
+        tenants: tenants.clone(),
+        pool: pool.clone(),
+        limits: Arc::new(options.limits.clone()),
+    };
+    let io = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("pfm-http")
+        .build()
+        .map_err(|e| Error::ShutDown(format!("cannot start the HTTP runtime: {e}")))?;
+    let served = io.block_on(async {
+        let listener = tokio::net::TcpListener::bind(options.addr)
+            .await
+            .map_err(|e| Error::Io {
+                path: options.addr.to_string(),
+                source: e,
+            })?;
+        let addr = listener.local_addr().map_err(|e| Error::Io {
+            path: options.addr.to_string(),
+            source: e,
+        })?;
+        tracing::info!(%addr, data_dir = %options.data_dir.display(), tenants = tenants.all().len(), "listening");
+        ready(addr);
+        axum::serve(listener, router(state, options.request_timeout))
+            .with_graceful_shutdown(shutdown_signal())
+            .await
+            .map_err(|e| Error::Io {
+                path: addr.to_string(),
+                source: e,
+            })
+    });
+    // Everything in flight has been answered; nothing new arrives.
+    io.shutdown_timeout(Duration::from_secs(5));
+    tracing::info!("draining writers");
+    tenants.close();
+    if let Ok(mut pool) = Arc::try_unwrap(pool) {
+        pool.close();
+    }
+    drop(tenants);
+    tracing::info!("stopped");
+    served
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
+    }
+    tracing::info!("shutdown signal: finishing in-flight requests");
+}

@@ -1,0 +1,120 @@
+//! `GET /metrics`: each tenant's runtime histograms (hdrhistogram) and
+//! counters in the Prometheus text format, labelled by tenant. Durations
+//! are in seconds, as Prometheus expects; no fact text is ever exported.
+
+use std::fmt::Write;
+use std::time::Duration;
+
+use axum::extract::State;
+use axum::http::header;
+use axum::response::IntoResponse;
+
+use super::AppState;
+use pfm_serve::{Quantity, Summary};
+
+/// How long a scrape waits for idle request threads' recorders.
+const REFRESH: Duration = Duration::from_millis(20);
+
+/// The quantities exported, with their help text.
+const EXPORTED: [(Quantity, &str); 9] = [
+    (Quantity::Read, "r: snapshot read"),
+    (Quantity::Handoff, "h: handoff of a fresh job to a worker"),
+    (Quantity::Sigma, "sigma: wake-up delay of a request thread"),
+    (Quantity::FreshWait, "fresh-mode wait for a worker"),
+    (
+        Quantity::SnapshotAge,
+        "age of the snapshot a response came from",
+    ),
+    (Quantity::Commit, "one commit of the construction actor"),
+    (Quantity::Publish, "one snapshot publication pass"),
+    (Quantity::Retrieve, "a whole retrieve call at the server"),
+    (
+        Quantity::Observe,
+        "an observation from arrival to durable acknowledgement",
+    ),
+];
+
+/// The Prometheus text for every tenant.
+pub async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
+    let tenants = state.tenants.clone();
+    let text = state
+        .pool
+        .run(move |_| render(&tenants.all()))
+        .await
+        .unwrap_or_else(|e| format!("# unavailable: {}\n", e.message));
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text)
+}
+
+fn render(tenants: &[std::sync::Arc<super::tenant::Tenant>]) -> String {
+    let mut out = String::new();
+    for (q, help) in EXPORTED {
+        let name = format!("pfm_{}_seconds", q.name());
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} summary");
+        for t in tenants {
+            let s: Summary = t.runtime.metrics().summary(q, REFRESH);
+            for (quantile, v) in [("0.5", s.p50), ("0.99", s.p99), ("1", s.max)] {
+                let _ = writeln!(
+                    out,
+                    "{name}{{tenant=\"{}\",quantile=\"{quantile}\"}} {}",
+                    t.name,
+                    v * 1e-6
+                );
+            }
+            let _ = writeln!(out, "{name}_count{{tenant=\"{}\"}} {}", t.name, s.n);
+        }
+    }
+    let counters: [Counter; 5] = [
+        (
+            "pfm_observations_total",
+            "observations committed (ingest rate: its rate())",
+            |m| load(&m.counters.observations),
+        ),
+        (
+            "pfm_fallbacks_total",
+            "fresh requests answered from the snapshot",
+            |m| load(&m.counters.fallbacks),
+        ),
+        ("pfm_fresh_requests_total", "fresh-mode requests", |m| {
+            load(&m.counters.fresh_requests)
+        }),
+        (
+            "pfm_snapshot_reads_total",
+            "snapshot-mode reads of registered contexts",
+            |m| load(&m.counters.snapshot_reads),
+        ),
+        ("pfm_versions_total", "index versions published", |m| {
+            load(&m.counters.versions)
+        }),
+    ];
+    for (name, help, get) in counters {
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
+        for t in tenants {
+            let _ = writeln!(
+                out,
+                "{name}{{tenant=\"{}\"}} {}",
+                t.name,
+                get(t.runtime.metrics())
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "# HELP pfm_store_seq last commit\n# TYPE pfm_store_seq gauge"
+    );
+    for t in tenants {
+        let _ = writeln!(
+            out,
+            "pfm_store_seq{{tenant=\"{}\"}} {}",
+            t.name,
+            t.runtime.version().seq
+        );
+    }
+    out
+}
+
+/// An exported counter: name, help, and how to read it.
+type Counter = (&'static str, &'static str, fn(&pfm_serve::Metrics) -> u64);
+
+fn load(c: &std::sync::atomic::AtomicU64) -> u64 {
+    c.load(std::sync::atomic::Ordering::Relaxed)
+}

@@ -1,0 +1,190 @@
+//! Tenants: each has its own store, durable ledger, serving runtime
+//! (construction actor, publisher, workers) and writer, in
+//! `<data-dir>/tenants/<name>/`. Nothing is shared between tenants but the
+//! HTTP front and the request threads, so no request can reach another
+//! tenant's facts: every handler gets its tenant from the bearer token.
+
+use std::collections::HashMap;
+use std::num::NonZeroU32;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use arc_swap::ArcSwap;
+use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
+
+use super::tokens;
+use super::writer::{Fsync, WriteOp, Writer};
+use crate::durable::DurableLedger;
+use pfm::config::Config;
+use pfm::error::{Error, Result};
+use pfm_serve::{Runtime, ServeOptions};
+
+/// How each tenant's store is served.
+#[derive(Clone, Debug)]
+pub struct TenantOptions {
+    /// The store's parameters.
+    pub config: Config,
+    /// Retrieval workers per tenant.
+    pub workers: usize,
+    /// When writes reach the disk.
+    pub fsync: Fsync,
+    /// Requests per second per tenant (bursts of up to this many).
+    pub rate_limit: NonZeroU32,
+}
+
+/// One tenant's memory.
+pub struct Tenant {
+    /// Its name.
+    pub name: String,
+    /// Its serving runtime.
+    pub runtime: Arc<Runtime>,
+    writer: Mutex<Writer>,
+    limiter: DefaultDirectRateLimiter,
+}
+
+impl std::fmt::Debug for Tenant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tenant")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Tenant {
+    /// Opens a tenant's ledger (replaying it) and starts serving it. Must
+    /// run on a thread that may block (not an async task).
+    fn open(name: &str, dir: &Path, options: &TenantOptions) -> Result<Tenant> {
+        let (store, memory) = DurableLedger::open(dir, options.config.clone())?;
+        tracing::info!(
+            tenant = name,
+            facts = memory.ledger().len(),
+            seq = memory.ledger().seq(),
+            "tenant replayed"
+        );
+        let runtime = Arc::new(Runtime::start(
+            memory,
+            ServeOptions {
+                workers: options.workers,
+                queue: options.workers,
+                pin_workers: false,
+                // Graph pruning is not in the durable ledger: a restart
+                // would bring pruned edges back, so the server never prunes.
+                prune_every: None,
+                ..ServeOptions::default()
+            },
+        )?);
+        let writer = Writer::start(store, runtime.clone(), options.fsync)?;
+        Ok(Tenant {
+            name: name.to_owned(),
+            runtime,
+            writer: Mutex::new(writer),
+            limiter: RateLimiter::direct(Quota::per_second(options.rate_limit)),
+        })
+    }
+
+    /// Queues a write.
+    pub fn write(&self, op: WriteOp) -> Result<()> {
+        self.writer
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .send(op)
+    }
+
+    /// Whether a request may go ahead under the tenant's rate limit.
+    pub fn admit(&self) -> bool {
+        self.limiter.check().is_ok()
+    }
+
+    /// Finishes queued writes durably and stops the writer (the runtime
+    /// stops when the last handle on it is dropped).
+    fn close(&self) {
+        self.writer
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .close();
+    }
+}
+
+/// Every tenant, by token hash.
+pub struct Tenants {
+    data_dir: PathBuf,
+    options: TenantOptions,
+    by_hash: ArcSwap<HashMap<String, Arc<Tenant>>>,
+    /// Open tenants by name, and the token file's time when last read.
+    open: Mutex<Opened>,
+}
+
+/// Open tenants by name, and when the token file was last read.
+type Opened = (HashMap<String, Arc<Tenant>>, Option<std::time::SystemTime>);
+
+impl std::fmt::Debug for Tenants {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tenants")
+            .field("data_dir", &self.data_dir)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Tenants {
+    /// Opens every tenant the token file names. Blocks (replays ledgers).
+    pub fn open(data_dir: &Path, options: TenantOptions) -> Result<Tenants> {
+        let tenants = Tenants {
+            data_dir: data_dir.to_owned(),
+            options,
+            by_hash: ArcSwap::from_pointee(HashMap::new()),
+            open: Mutex::new((HashMap::new(), None)),
+        };
+        tenants.reload()?;
+        Ok(tenants)
+    }
+
+    /// The tenant a token opens, if any (lock-free).
+    pub fn lookup(&self, token: &str) -> Option<Arc<Tenant>> {
+        self.by_hash.load().get(&tokens::hash(token)).cloned()
+    }
+
+    /// Rereads the token file if it changed, opening new tenants. Blocks.
+    pub fn reload(&self) -> Result<()> {
+        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        let modified = tokens::modified(&self.data_dir);
+        if open.1.is_some() && open.1 == modified {
+            return Ok(());
+        }
+        let hashes = tokens::load(&self.data_dir)?;
+        let mut by_hash = HashMap::new();
+        for (hash, name) in hashes {
+            tokens::check_tenant(&name)?;
+            let tenant = match open.0.get(&name) {
+                Some(t) => t.clone(),
+                None => {
+                    let dir = self.data_dir.join("tenants").join(&name);
+                    let t = Arc::new(
+                        Tenant::open(&name, &dir, &self.options)
+                            .map_err(|e| Error::InvalidState(format!("tenant {name}: {e}")))?,
+                    );
+                    open.0.insert(name.clone(), t.clone());
+                    t
+                }
+            };
+            by_hash.insert(hash, tenant);
+        }
+        self.by_hash.store(Arc::new(by_hash));
+        open.1 = modified;
+        Ok(())
+    }
+
+    /// Every open tenant.
+    pub fn all(&self) -> Vec<Arc<Tenant>> {
+        let open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        let mut all: Vec<_> = open.0.values().cloned().collect();
+        all.sort_by(|a, b| a.name.cmp(&b.name));
+        all
+    }
+
+    /// Finishes every tenant's queued writes durably. Blocks.
+    pub fn close(&self) {
+        for t in self.all() {
+            t.close();
+        }
+    }
+}

@@ -1,0 +1,298 @@
+//! A tenant's write path: one thread that takes observe and forget requests
+//! in arrival order, applies them on the construction actor (the only
+//! writer of the store), makes what they wrote durable, and only then
+//! answers them.
+//!
+//! # Group commit
+//! With [`Fsync::Group`] a batch is the first waiting request and every
+//! request that arrives while the batch is collected, cut when the queue is
+//! empty, when the window has passed since the first, or at
+//! [`MAX_GROUP`] requests: under load, the requests that queued while the
+//! previous batch was being synced share the next fsync; an idle server
+//! syncs at once and adds no delay. With [`Fsync::Always`] every request is
+//! its own transaction and fsync. A forget ends its batch; a batch that
+//! erased anything rewrites the ledger file (see `ledger::durable`), so no
+//! erased byte stays on disk, and a batch that wrote nothing syncs nothing.
+//!
+//! # Failure
+//! A failed sync answers the batch's requests with an error (none was
+//! acknowledged) and stops the writer: the memory may now hold changes the
+//! disk does not, so later writes are refused until a restart replays the
+//! disk. Readers may have seen the unacknowledged changes; nothing
+//! acknowledged is ever lost.
+
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender};
+use tokio::sync::oneshot;
+
+use crate::durable::{Batch, DurableLedger};
+use pfm::error::{Error, Result};
+use pfm::fact::FactId;
+use pfm::ledger::Forget;
+use pfm::memory::{Observation, Receipt};
+use pfm::time::WallTime;
+use pfm_serve::{Quantity, Runtime};
+
+/// Most requests in one batch.
+pub const MAX_GROUP: usize = 1024;
+
+/// When writes reach the disk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fsync {
+    /// One transaction and fsync per request.
+    Always,
+    /// One per batch, a batch collected for at most this long.
+    Group(Duration),
+}
+
+impl std::str::FromStr for Fsync {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        let bad = || {
+            Error::InvalidConfig(format!(
+                "fsync {s:?}: use `always` or `group:N` with N the window in milliseconds (1 to 1000), e.g. group:5"
+            ))
+        };
+        if s == "always" {
+            return Ok(Fsync::Always);
+        }
+        let ms: u64 = s
+            .strip_prefix("group:")
+            .map(|n| n.trim_end_matches("ms"))
+            .and_then(|n| n.parse().ok())
+            .ok_or_else(bad)?;
+        if !(1..=1000).contains(&ms) {
+            return Err(bad());
+        }
+        Ok(Fsync::Group(Duration::from_millis(ms)))
+    }
+}
+
+impl std::fmt::Display for Fsync {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Fsync::Always => f.write_str("always"),
+            Fsync::Group(d) => write!(f, "group:{}ms", d.as_millis()),
+        }
+    }
+}
+
+/// A write request.
+pub enum WriteOp {
+    /// Observations, committed together (all or none).
+    Observe(Vec<Observation>, oneshot::Sender<Result<Vec<Receipt>>>),
+    /// An erasure.
+    Forget(Forget, WallTime, oneshot::Sender<Result<Vec<FactId>>>),
+}
+
+/// What the construction actor is handed: the requests without their
+/// reply channels.
+enum Work {
+    Observe(Vec<Observation>),
+    Forget(Forget, WallTime),
+}
+
+enum Done {
+    Observe(Result<Vec<Receipt>>),
+    Forget(Result<Vec<FactId>>),
+}
+
+/// Where a request's answer goes.
+enum Reply {
+    Observe(oneshot::Sender<Result<Vec<Receipt>>>),
+    Forget(oneshot::Sender<Result<Vec<FactId>>>),
+}
+
+impl WriteOp {
+    fn split(self) -> (Work, Reply) {
+        match self {
+            WriteOp::Observe(o, tx) => (Work::Observe(o), Reply::Observe(tx)),
+            WriteOp::Forget(f, at, tx) => (Work::Forget(f, at), Reply::Forget(tx)),
+        }
+    }
+}
+
+impl Reply {
+    fn answer(self, result: Done) {
+        match (self, result) {
+            (Reply::Observe(tx), Done::Observe(r)) => {
+                let _ = tx.send(r);
+            }
+            (Reply::Forget(tx), Done::Forget(r)) => {
+                let _ = tx.send(r);
+            }
+            // Infallible: results are built from the requests, in order.
+            _ => unreachable!("results follow their requests"),
+        }
+    }
+
+    fn refuse(self, why: &str) {
+        let e = Error::Storage(why.to_owned());
+        match self {
+            Reply::Observe(tx) => {
+                let _ = tx.send(Err(e));
+            }
+            Reply::Forget(tx) => {
+                let _ = tx.send(Err(e));
+            }
+        }
+    }
+}
+
+/// The handle on a tenant's writer thread.
+pub struct Writer {
+    tx: Option<Sender<(WriteOp, Instant)>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Writer {
+    /// Starts the writer over a store and the runtime serving it.
+    pub fn start(store: DurableLedger, runtime: Arc<Runtime>, fsync: Fsync) -> Result<Writer> {
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let thread = std::thread::Builder::new()
+            .name("pfm-writer".into())
+            .spawn(move || run(store, &runtime, fsync, &rx))
+            .map_err(|e| Error::ShutDown(format!("cannot start the writer: {e}")))?;
+        Ok(Writer {
+            tx: Some(tx),
+            thread: Some(thread),
+        })
+    }
+
+    /// Queues a request (never blocks).
+    pub fn send(&self, op: WriteOp) -> Result<()> {
+        self.tx
+            .as_ref()
+            .and_then(|tx| tx.send((op, Instant::now())).ok())
+            .ok_or_else(|| Error::ShutDown("the writer has stopped".into()))
+    }
+
+    /// Stops taking requests, finishes the queued ones (durably), and waits.
+    pub fn close(&mut self) {
+        self.tx = None;
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+fn run(
+    mut store: DurableLedger,
+    runtime: &Runtime,
+    fsync: Fsync,
+    rx: &Receiver<(WriteOp, Instant)>,
+) {
+    let mut probe = runtime.metrics().probe();
+    let mut failed: Option<String> = None;
+    while let Ok(first) = rx.recv() {
+        let group = collect(first, rx, fsync);
+        if let Some(why) = &failed {
+            for (op, _) in group {
+                op.split().1.refuse(why);
+            }
+            continue;
+        }
+        let arrived: Vec<Instant> = group.iter().map(|(_, t)| *t).collect();
+        let (work, replies): (Vec<Work>, Vec<Reply>) =
+            group.into_iter().map(|(op, _)| op.split()).unzip();
+        let applied = runtime.exclusive(move |memory| {
+            let done: Vec<Done> = work
+                .into_iter()
+                .map(|w| match w {
+                    Work::Observe(o) => Done::Observe(memory.observe_batch(o)),
+                    Work::Forget(f, at) => Done::Forget(memory.forget(&f, at)),
+                })
+                .collect();
+            // What to sync: nothing if no commit wrote, the whole ledger
+            // (a rewrite) if one erased, else the rows the commits wrote.
+            let journal = memory.take_journal();
+            let erased = !journal.erased.is_empty();
+            let batch = (!journal.is_empty()).then(|| {
+                if erased {
+                    Batch::full(memory)
+                } else {
+                    Batch::of(memory, &journal)
+                }
+            });
+            (done, batch, erased)
+        });
+        let outcome = applied.and_then(|(done, batch, erased)| {
+            let synced = match batch {
+                None => Ok(()),
+                Some(full) if erased => store.rewrite(&full),
+                Some(rows) => store.write(&rows),
+            };
+            synced.map(|()| done)
+        });
+        match outcome {
+            Ok(done) => {
+                let committed: usize = done
+                    .iter()
+                    .map(|d| match d {
+                        Done::Observe(Ok(r)) => r.len(),
+                        _ => 0,
+                    })
+                    .sum();
+                runtime
+                    .metrics()
+                    .counters
+                    .observations
+                    .fetch_add(committed as u64, std::sync::atomic::Ordering::Relaxed);
+                for ((reply, result), t) in replies.into_iter().zip(done).zip(arrived) {
+                    probe.record(Quantity::Observe, t.elapsed());
+                    reply.answer(result);
+                }
+            }
+            Err(e) => {
+                let why = format!(
+                    "the ledger could not be made durable ({e}); restart the server to replay it from disk"
+                );
+                tracing::error!(file = %store.path().display(), "{why}");
+                for reply in replies {
+                    reply.refuse(&why);
+                }
+                failed = Some(why);
+            }
+        }
+    }
+}
+
+/// The batch that starts with `first` (see the module doc).
+fn collect(
+    first: (WriteOp, Instant),
+    rx: &Receiver<(WriteOp, Instant)>,
+    fsync: Fsync,
+) -> Vec<(WriteOp, Instant)> {
+    let ends = |op: &WriteOp| matches!(op, WriteOp::Forget(..));
+    let stop = ends(&first.0);
+    let mut group = vec![first];
+    let Fsync::Group(window) = fsync else {
+        return group;
+    };
+    let deadline = Instant::now() + window;
+    while !stop && group.len() < MAX_GROUP {
+        match rx.try_recv() {
+            Ok(next) => {
+                let last = ends(&next.0);
+                group.push(next);
+                if last {
+                    break;
+                }
+            }
+            Err(_) => break,
+        }
+        if Instant::now() >= deadline {
+            break;
+        }
+    }
+    group
+}

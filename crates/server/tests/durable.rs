@@ -1,0 +1,172 @@
+//! The durable ledger: a store written through `DurableLedger` and reopened
+//! is the same store (facts, history, active values, retrieval); erasure
+//! leaves no byte of the text on disk; a corrupt row refuses to open.
+
+use std::path::Path;
+
+use pfm::{Config, Forget, Memory, Observation, Request, WallTime};
+use pfm_server::durable::{Batch, DurableLedger, FILE, repair};
+
+fn day(d: u32) -> WallTime {
+    WallTime::parse(&format!("2025-06-{d:02}")).unwrap()
+}
+
+/// Observes each (text, day) in its own commit and writes its journal.
+fn observe(store: &DurableLedger, memory: &mut Memory, messages: &[(&str, u32)]) {
+    for (text, d) in messages {
+        memory
+            .observe(Observation::new(*text, day(*d)).with_participants(["Alex Rivera"]))
+            .unwrap();
+        let journal = memory.take_journal();
+        store.write(&Batch::of(memory, &journal)).unwrap();
+    }
+}
+
+fn state(memory: &Memory) -> Vec<String> {
+    let mut rows: Vec<String> = memory
+        .ledger()
+        .facts()
+        .map(|f| serde_json::to_string(f).unwrap())
+        .collect();
+    rows.sort();
+    rows
+}
+
+fn file_contains(dir: &Path, needle: &str) -> bool {
+    std::fs::read_dir(dir).unwrap().any(|e| {
+        let bytes = std::fs::read(e.unwrap().path()).unwrap();
+        bytes.windows(needle.len()).any(|w| w == needle.as_bytes())
+    })
+}
+
+#[test]
+fn a_reopened_store_is_the_same_store() {
+    let dir = tempdir("reopen");
+    let (store, mut memory) = DurableLedger::open(&dir, Config::default()).unwrap();
+    observe(
+        &store,
+        &mut memory,
+        &[
+            ("The standup with Alex Rivera is moved to 9:30am.", 2),
+            ("Alex Rivera moved to Lisbon last spring.", 3),
+            ("The standup with Alex Rivera is moved to 10:45am.", 9),
+            ("The standup with Alex Rivera is moved to 10:45am.", 10),
+        ],
+    );
+    let before = state(&memory);
+    let request =
+        Request::new("when is the standup with Alex", day(11)).with_participants(["Alex Rivera"]);
+    let block = memory.retrieve(&request).unwrap();
+    drop((store, memory));
+
+    let (_, reopened) = DurableLedger::open(&dir, Config::default()).unwrap();
+    assert_eq!(state(&reopened), before);
+    let again = reopened.retrieve(&request).unwrap();
+    assert_eq!(again.text, block.text);
+    assert!(again.text.contains("10:45am") && !again.text.contains("9:30am"));
+    reopened.ledger().verify().unwrap();
+}
+
+#[test]
+fn erasure_leaves_no_byte_of_the_text_on_disk() {
+    let dir = tempdir("erase");
+    let (mut store, mut memory) = DurableLedger::open(&dir, Config::default()).unwrap();
+    observe(
+        &store,
+        &mut memory,
+        &[
+            ("Alex Rivera's locker code is 4417zq.", 2),
+            ("The standup with Alex Rivera is moved to 9:30am.", 3),
+        ],
+    );
+    assert!(file_contains(&dir, "4417zq"));
+    let id = memory
+        .ledger()
+        .facts()
+        .find(|f| f.body.text.contains("4417zq"))
+        .unwrap()
+        .id();
+    memory.forget(&Forget::Fact(id), day(4)).unwrap();
+    let journal = memory.take_journal();
+    assert!(journal.erased.contains(&id));
+    store.rewrite(&Batch::full(&memory)).unwrap();
+    assert!(
+        !file_contains(&dir, "4417zq"),
+        "erased text is still on disk"
+    );
+    drop((store, memory));
+    let (_, reopened) = DurableLedger::open(&dir, Config::default()).unwrap();
+    assert!(reopened.ledger().get(id).is_none());
+    assert_eq!(reopened.ledger().len(), 1);
+    assert_eq!(reopened.ledger().next_id(), 2, "ids are never reused");
+}
+
+#[test]
+fn a_corrupt_row_refuses_to_open_and_repair_names_it() {
+    let dir = tempdir("corrupt");
+    {
+        let (store, mut memory) = DurableLedger::open(&dir, Config::default()).unwrap();
+        observe(
+            &store,
+            &mut memory,
+            &[
+                ("Alex Rivera moved to Lisbon last spring.", 3),
+                ("Alex Rivera's favourite tea is sencha.", 4),
+            ],
+        );
+    }
+    {
+        let db = redb::Database::open(dir.join(FILE)).unwrap();
+        let txn = db.begin_write().unwrap();
+        {
+            let table: redb::TableDefinition<u64, &[u8]> = redb::TableDefinition::new("facts");
+            let mut t = txn.open_table(table).unwrap();
+            t.insert(1, b"{\"body\": {\"id\": 1, \"te".as_slice())
+                .unwrap();
+        }
+        txn.commit().unwrap();
+    }
+    let err = DurableLedger::open(&dir, Config::default())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains(FILE) && err.contains("row 1"), "{err}");
+    let report = repair(&dir, Config::default(), false).unwrap();
+    assert_eq!(report.rows, 2);
+    assert_eq!(report.corrupt.iter().map(|c| c.0).collect::<Vec<_>>(), [1]);
+    assert!(!report.dropped);
+    let report = repair(&dir, Config::default(), true).unwrap();
+    assert!(report.dropped);
+    let (_, memory) = DurableLedger::open(&dir, Config::default()).unwrap();
+    assert_eq!(memory.ledger().len(), 1);
+}
+
+#[test]
+fn a_truncated_file_refuses_to_open_naming_it() {
+    let dir = tempdir("truncated");
+    {
+        let (store, mut memory) = DurableLedger::open(&dir, Config::default()).unwrap();
+        for d in 1..20 {
+            observe(
+                &store,
+                &mut memory,
+                &[(&format!("Alex Rivera ran {d} km on day {d}."), d)],
+            );
+        }
+    }
+    let path = dir.join(FILE);
+    let len = std::fs::metadata(&path).unwrap().len();
+    let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    file.set_len(len / 3).unwrap();
+    drop(file);
+    let err = DurableLedger::open(&dir, Config::default())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains(FILE), "{err}");
+}
+
+fn tempdir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("pfm-durable-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
