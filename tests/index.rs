@@ -93,6 +93,7 @@ fn bm25f_matches_a_hand_computed_example() {
     ];
     let mut want = want.to_vec();
     want.sort_by(|a, b| b.1.total_cmp(&a.1));
+    assert_eq!(scores.len(), want.len(), "{scores:?}");
     for ((gid, g), (wid, w)) in scores.iter().zip(&want) {
         assert_eq!(gid, wid);
         assert!((g - w).abs() < 1e-5 * w, "{g} vs {w}");

@@ -1,11 +1,18 @@
 //! The pruned scorer returns exactly the exhaustive top-n: the same facts,
 //! the same order, bit-identical scores, on random stores (segment layouts,
-//! supersessions, erasures, usage) and random rankers.
+//! supersessions, erasures, usage) and random rankers. And both compute
+//! BM25F (times recency) as an independent oracle does: one written from
+//! the formula over each active fact's body, sharing no code with the
+//! scorer's plan, cursors or segments.
 
-use pfm::config::{Config, MergeMode};
+use std::collections::HashMap;
+
+use pfm::config::{Config, MergeMode, ScoreParams};
+use pfm::fact::name_key;
+use pfm::rank::query_terms;
 use pfm::rank::scorer::{Query, Strategy as Scoring, shortlist_with};
 use pfm::rank::{ParticipantTerms, Ranker, Scratch};
-use pfm::{FactId, Forget, Key, Memory, Observation, WallTime};
+use pfm::{FactId, Forget, Key, Memory, Observation, WallTime, text};
 use pfm_synth::Vocabulary;
 use proptest::prelude::*;
 
@@ -35,6 +42,139 @@ fn ranker(choice: u8, flags: u8) -> Ranker {
     }
 }
 
+/// BM25F (Eq. 3) times recency, straight from the formula: per active fact,
+/// its fields' tokens (text: content tokens of the normalized text;
+/// entities and participants: the tokens of their canonical names); N, df
+/// and the average length over the active facts; every sum in `f64`.
+struct Oracle {
+    docs: Vec<OracleDoc>,
+    params: ScoreParams,
+}
+
+struct OracleDoc {
+    fact: FactId,
+    /// Per term, its frequency in each field.
+    tf: HashMap<String, [u32; 3]>,
+    /// Tokens per field.
+    lens: [u32; 3],
+    last_observed: WallTime,
+}
+
+impl Oracle {
+    fn new(m: &Memory) -> Oracle {
+        let docs = m
+            .ledger()
+            .active()
+            .map(|f| {
+                let mut fields: [Vec<String>; 3] = Default::default();
+                fields[0] = text::content_tokens(&text::normalize(&f.body.text))
+                    .map(str::to_owned)
+                    .collect();
+                for e in f.body.entities.iter() {
+                    fields[1].extend(text::tokens(e).map(str::to_owned));
+                }
+                for p in f.body.participants.iter() {
+                    fields[2].extend(text::tokens(&name_key(p)).map(str::to_owned));
+                }
+                let mut tf: HashMap<String, [u32; 3]> = HashMap::new();
+                for (field, tokens) in fields.iter().enumerate() {
+                    for t in tokens {
+                        tf.entry(t.clone()).or_default()[field] += 1;
+                    }
+                }
+                OracleDoc {
+                    fact: f.id(),
+                    tf,
+                    lens: fields.each_ref().map(|f| f.len() as u32),
+                    last_observed: f.state.last_observed,
+                }
+            })
+            .collect();
+        Oracle {
+            docs,
+            params: m.version().params.clone(),
+        }
+    }
+
+    /// Every active fact's score (those above zero), best first.
+    fn scores(
+        &self,
+        context: &str,
+        participants: &[String],
+        at: WallTime,
+        ranker: &Ranker,
+    ) -> Vec<(FactId, f64)> {
+        let p = &self.params;
+        let alpha = ranker
+            .field_weights
+            .unwrap_or(p.field_weights)
+            .map(f64::from);
+        let merged = |v: [u32; 3]| (0..3).map(|f| alpha[f] * f64::from(v[f])).sum::<f64>();
+        let in_fields = |v: &[u32; 3]| (0..3).any(|f| alpha[f] > 0.0 && v[f] > 0);
+        let n = self.docs.len() as f64;
+        let avgdl = self.docs.iter().map(|d| merged(d.lens)).sum::<f64>() / n;
+        let (k1, b) = (f64::from(p.k1), f64::from(p.b));
+        let weighted: Vec<(String, f64)> = query_terms(context, participants, ranker, p)
+            .into_iter()
+            .filter_map(|q| {
+                let df = self
+                    .docs
+                    .iter()
+                    .filter(|d| d.tf.get(&q.term).is_some_and(in_fields))
+                    .count() as f64;
+                (df > 0.0).then(|| {
+                    let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+                    (q.term, f64::from(q.weight) * idf * (k1 + 1.0))
+                })
+            })
+            .collect();
+        let mut scores: Vec<(FactId, f64)> = self
+            .docs
+            .iter()
+            .map(|d| {
+                let dl = merged(d.lens);
+                let bm25f: f64 = weighted
+                    .iter()
+                    .filter_map(|(term, w)| d.tf.get(term).map(|tf| (w, merged(*tf))))
+                    .map(|(w, tf)| w * tf / (tf + k1 * (1.0 - b + b * dl / avgdl)))
+                    .sum();
+                let recency = if ranker.recency {
+                    let age_days = (at.millis() - d.last_observed.millis()) as f64 / 86_400_000.0;
+                    let decay = (-age_days / p.recency_half_life_days).exp2().min(1.0);
+                    f64::from(p.recency_floor) + (1.0 - f64::from(p.recency_floor)) * decay
+                } else {
+                    1.0
+                };
+                (d.fact, bm25f * recency)
+            })
+            .filter(|(_, s)| *s > 0.0)
+            .collect();
+        scores.sort_by(|a, b| b.1.total_cmp(&a.1));
+        scores
+    }
+}
+
+/// Rankers whose score is BM25F times recency (no usage, no association):
+/// the baselines, and PFM's fields and query with those two factors off.
+fn bm25f_ranker(choice: u8, flags: u8) -> Ranker {
+    if choice % 2 == 0 {
+        return Ranker::bm25(true, flags & 1 != 0, flags & 2 != 0);
+    }
+    Ranker {
+        recency: flags & 1 != 0,
+        field_weights: (flags & 2 != 0).then_some([1.0, 0.0, 2.0]),
+        participant_terms: if flags & 4 != 0 {
+            ParticipantTerms::Off
+        } else {
+            ParticipantTerms::Weighted
+        },
+        positional_decay: flags & 8 == 0,
+        usage: false,
+        graph: false,
+        ..Ranker::pfm()
+    }
+}
+
 #[derive(Debug, Clone)]
 struct Store {
     n: u64,
@@ -44,6 +184,20 @@ struct Store {
     keyed_every: u64,
     forget_every: u64,
     used: Vec<u64>,
+    /// Seconds between two facts' observations (recency matters at a day).
+    spread: i64,
+}
+
+impl Store {
+    /// When fact `id` was observed.
+    fn observed(&self, id: u64) -> WallTime {
+        WallTime::from_secs(pfm_synth::BASE_SECS + id as i64 * self.spread)
+    }
+
+    /// The queries' time: just after the last fact.
+    fn query_time(&self) -> WallTime {
+        self.observed(self.n + 1)
+    }
 }
 
 fn store() -> impl Strategy<Value = Store> {
@@ -55,9 +209,10 @@ fn store() -> impl Strategy<Value = Store> {
         3u64..40,
         20u64..400,
         prop::collection::vec(0u64..2500, 0..20),
+        prop::sample::select(vec![1i64, 3_600, 86_400]),
     )
         .prop_map(
-            |(n, seed, narrow, batch, keyed_every, forget_every, used)| Store {
+            |(n, seed, narrow, batch, keyed_every, forget_every, used, spread)| Store {
                 n,
                 seed,
                 narrow,
@@ -65,6 +220,7 @@ fn store() -> impl Strategy<Value = Store> {
                 keyed_every,
                 forget_every,
                 used,
+                spread,
             },
         )
 }
@@ -84,7 +240,8 @@ fn build(s: &Store) -> Memory {
     let obs: Vec<Observation> = facts
         .iter()
         .map(|f| {
-            let o = f.observation();
+            let mut o = f.observation();
+            o.at = s.observed(f.id);
             if f.id % s.keyed_every == 0 {
                 let entity = f.entities[0].clone();
                 let value = format!("v{}", f.id);
@@ -99,17 +256,11 @@ fn build(s: &Store) -> Memory {
     for (i, chunk) in obs.chunks(s.batch).enumerate() {
         m.observe_batch(chunk.to_vec()).unwrap();
         if (i as u64 + 1).is_multiple_of(s.forget_every.max(1)) {
-            let _ = m.forget(
-                &Forget::Fact(FactId(i as u64)),
-                WallTime::from_secs(pfm_synth::BASE_SECS),
-            );
+            let _ = m.forget(&Forget::Fact(FactId(i as u64)), s.observed(0));
         }
     }
     let used: Vec<FactId> = s.used.iter().map(|&u| FactId(u % s.n)).collect();
-    m.record_usage(
-        &used,
-        WallTime::from_secs(pfm_synth::BASE_SECS + s.n as i64),
-    );
+    m.record_usage(&used, s.observed(s.n));
     m
 }
 
@@ -135,7 +286,7 @@ proptest! {
         for (choice, flags) in rankers {
             let ranker = ranker(choice, flags);
             for q in &queries {
-                let query = Query { context: &q.text, participants: &q.participants, at: WallTime::from_secs(q.at), cancel: None };
+                let query = Query { context: &q.text, participants: &q.participants, at: s.query_time(), cancel: None };
                 let fast = shortlist_with(&version, query, &ranker, n, Scoring::Pruned, &mut scratch).unwrap();
                 let fast2 = shortlist_with(&version, query, &ranker, n, Scoring::Pruned, &mut two_pass).unwrap();
                 let slow = shortlist_with(&version, query, &ranker, n, Scoring::Exhaustive, &mut scratch).unwrap();
@@ -144,6 +295,51 @@ proptest! {
                 let b: Vec<(u64, u32)> = slow.iter().map(|x| (x.fact.0, x.score.to_bits())).collect();
                 prop_assert_eq!(&a, &b, "{} n={} query {:?}", ranker.name, n, q.text);
                 prop_assert_eq!(&a2, &b, "two-pass: {} n={} query {:?}", ranker.name, n, q.text);
+            }
+        }
+    }
+
+    #[test]
+    fn prop_scores_match_an_independent_bm25f(
+        s in store(),
+        rankers in prop::collection::vec((any::<u8>(), any::<u8>()), 1..4),
+        n in 1usize..60,
+        query_seed in any::<u64>(),
+    ) {
+        let m = build(&s);
+        let version = m.version();
+        let oracle = Oracle::new(&m);
+        let vocabulary = if s.narrow { Vocabulary::Narrow } else { Vocabulary::Wide };
+        let (_, queries) = pfm_synth::generate(s.n, query_seed, vocabulary, 12);
+        let mut scratch = Scratch::default();
+        for (choice, flags) in rankers {
+            let ranker = bm25f_ranker(choice, flags);
+            for q in &queries {
+                let at = s.query_time();
+                let query = Query { context: &q.text, participants: &q.participants, at, cancel: None };
+                let got = shortlist_with(&version, query, &ranker, n, Scoring::Pruned, &mut scratch).unwrap();
+                let want = oracle.scores(&q.text, &q.participants, at, &ranker);
+                let by_fact: HashMap<FactId, f64> = want.iter().copied().collect();
+                let close = |a: f64, b: f64| (a - b).abs() <= 1e-4 * a.abs().max(b.abs());
+                prop_assert_eq!(got.len(), want.len().min(n), "{} query {:?}", ranker.name, q.text);
+                for x in &got {
+                    let expected = by_fact.get(&x.fact).copied();
+                    prop_assert!(
+                        expected.is_some_and(|e| close(e, f64::from(x.score))),
+                        "{} query {:?}: {} scored {} by pfm, {:?} by the oracle", ranker.name, q.text, x.fact, x.score, expected
+                    );
+                }
+                // Whatever the oracle ranks clearly above the shortlist's
+                // last score is in the shortlist.
+                if let Some(last) = got.last() {
+                    let last = f64::from(last.score);
+                    for (fact, score) in want.iter().take_while(|(_, sc)| *sc > last && !close(*sc, last)) {
+                        prop_assert!(
+                            got.iter().any(|x| x.fact == *fact),
+                            "{} query {:?}: {} (oracle {}) missing above {}", ranker.name, q.text, fact, score, last
+                        );
+                    }
+                }
             }
         }
     }

@@ -136,25 +136,52 @@ pub const CHUNK: usize = 128;
 /// (invariant 6); it then costs at most as much memory as its postings.
 pub const DENSE: usize = 64;
 
-/// Words of a document's record header in `Segment::records`: recency
-/// (f64, two words), length (f32), number of graph nodes, number of terms.
-const HEADER: usize = 5;
+/// The words of a document's record header in `Segment::records`, by
+/// position; the graph nodes follow it, then the `[term id, packed tf]`
+/// pairs (invariant 5).
+mod header {
+    /// Anchored recency (an `f64`): its low 32 bits.
+    pub const RECENCY_LO: usize = 0;
+    /// Anchored recency: its high 32 bits.
+    pub const RECENCY_HI: usize = 1;
+    /// Length under the store's field weights (`f32` bits).
+    pub const LEN: usize = 2;
+    /// How many graph nodes follow the header.
+    pub const NODES: usize = 3;
+    /// How many `[term id, packed tf]` pairs follow the nodes.
+    pub const TERMS: usize = 4;
+    /// The header's size in words.
+    pub const WORDS: usize = 5;
+}
 
 /// A document's record: what the ranker reads per candidate besides its
 /// postings, and its forward data (invariant 5).
 #[derive(Clone, Copy, Debug)]
-pub struct DocView<'a> {
+pub struct DocRecord<'a> {
     /// Anchored recency (invariant 4).
-    pub rec: f64,
+    pub recency: f64,
     /// Length under the store's field weights (as in [`Segment::dl`]).
-    pub dl: f32,
+    pub len: f32,
     /// Graph nodes of its entities and participants.
     pub nodes: &'a [NodeId],
     /// `[term id, tf packed little-endian]` pairs by ascending term id.
     terms: &'a [u32],
 }
 
-impl DocView<'_> {
+/// A dense term's bitmap in one segment (invariant 6): bit `d` is set
+/// exactly when document `d` has the term.
+#[derive(Clone, Copy, Debug)]
+pub struct Bitmap<'a>(&'a [u64]);
+
+impl Bitmap<'_> {
+    /// Whether document `doc` has the term.
+    #[inline]
+    pub fn contains(self, doc: u32) -> bool {
+        self.0[doc as usize / 64] >> (doc % 64) & 1 != 0
+    }
+}
+
+impl DocRecord<'_> {
     /// The document's per-field frequencies of a term id, if it has the term.
     #[inline]
     pub fn tf(&self, tid: u32) -> Option<[u8; FIELDS]> {
@@ -203,8 +230,8 @@ pub struct Segment {
     chunk_rec: Vec<f64>,
     /// The largest of `block_rec` (0 for an empty segment).
     max_rec: f64,
-    /// Per term, its bitmap's index among `bitmaps` (`u32::MAX`: none).
-    dense: Vec<u32>,
+    /// Per term, its bitmap's index among `bitmaps` (`None`: a sparse term).
+    dense: Vec<Option<u32>>,
     /// Bitmaps of the dense terms, `len.div_ceil(64)` words each.
     bitmaps: Vec<u64>,
     /// Anchored usage (invariant 4).
@@ -221,7 +248,7 @@ pub struct Segment {
     any_usage: bool,
     postings: Vec<Posting>,
     /// Per document, in one place so that a candidate costs one cache miss:
-    /// a header (see [`HEADER`]), its graph nodes, then its `[term id,
+    /// a header (see `header`), its graph nodes, then its `[term id,
     /// packed tf]` pairs (invariant 5).
     records: Vec<u32>,
     field_len_sums: [u64; FIELDS],
@@ -285,13 +312,13 @@ impl Segment {
             let len = doc_len(params.field_weights, l);
             dl.push(len);
             starts.push(records.len() as u32);
-            records.extend([
-                rec as u32,
-                (rec >> 32) as u32,
-                len.to_bits(),
-                doc.nodes.len() as u32,
-                doc_terms.len() as u32,
-            ]);
+            let mut head = [0u32; header::WORDS];
+            head[header::RECENCY_LO] = rec as u32;
+            head[header::RECENCY_HI] = (rec >> 32) as u32;
+            head[header::LEN] = len.to_bits();
+            head[header::NODES] = doc.nodes.len() as u32;
+            head[header::TERMS] = doc_terms.len() as u32;
+            records.extend(head);
             records.extend_from_slice(&doc.nodes);
             doc_terms.sort_unstable_by_key(|e| e.0);
             for &(tid, [t0, t1, t2]) in &doc_terms {
@@ -313,14 +340,14 @@ impl Segment {
             .iter()
             .map(|list| {
                 if list.len() * DENSE < n {
-                    return u32::MAX;
+                    return None;
                 }
                 let at = bitmaps.len();
                 bitmaps.resize(at + words, 0u64);
                 for p in list {
                     bitmaps[at + p.doc as usize / 64] |= 1 << (p.doc % 64);
                 }
-                (at / words.max(1)) as u32
+                Some((at / words.max(1)) as u32)
             })
             .collect();
         let mut postings = Vec::with_capacity(lists.iter().map(Vec::len).sum());
@@ -446,7 +473,7 @@ impl Segment {
         DocInput {
             body: self.bodies[doc as usize].clone(),
             attrs: self.attrs[doc as usize],
-            nodes: self.doc(doc).nodes.into(),
+            nodes: self.record(doc).nodes.into(),
         }
     }
 
@@ -505,17 +532,18 @@ impl Segment {
         self.any_usage
     }
 
-    /// The forward data of a local document (invariant 5).
+    /// The record of a local document (invariant 5).
     #[inline]
-    pub fn doc(&self, doc: u32) -> DocView<'_> {
-        let s = self.starts[doc as usize] as usize;
-        let h = &self.records[s..s + HEADER];
-        let (nodes, terms) = (h[3] as usize, h[4] as usize);
-        let (nodes, terms) =
-            self.records[s + HEADER..s + HEADER + nodes + 2 * terms].split_at(nodes);
-        DocView {
-            rec: f64::from_bits(u64::from(h[0]) | u64::from(h[1]) << 32),
-            dl: f32::from_bits(h[2]),
+    pub fn record(&self, doc: u32) -> DocRecord<'_> {
+        let start = self.starts[doc as usize] as usize;
+        let (head, body) = self.records[start..].split_at(header::WORDS);
+        let (nodes, pairs) = (head[header::NODES] as usize, head[header::TERMS] as usize);
+        let (nodes, terms) = body[..nodes + 2 * pairs].split_at(nodes);
+        DocRecord {
+            recency: f64::from_bits(
+                u64::from(head[header::RECENCY_LO]) | u64::from(head[header::RECENCY_HI]) << 32,
+            ),
+            len: f32::from_bits(head[header::LEN]),
             nodes,
             terms,
         }
@@ -553,21 +581,12 @@ impl Segment {
         self.max_rec
     }
 
-    /// Where a dense term's bitmap starts among the segment's bitmap words
-    /// (invariant 6); `None` for a sparse term.
+    /// A dense term's bitmap (invariant 6); `None` for a sparse term.
     #[inline]
-    pub fn bitmap_at(&self, tid: u32) -> Option<usize> {
-        match self.dense[tid as usize] {
-            u32::MAX => None,
-            i => Some(i as usize * self.len().div_ceil(64)),
-        }
-    }
-
-    /// Whether bit `doc` of the bitmap at `at` is set: whether `doc` has the
-    /// term.
-    #[inline]
-    pub fn bit(&self, at: usize, doc: u32) -> bool {
-        self.bitmaps[at + doc as usize / 64] >> (doc % 64) & 1 != 0
+    pub fn bitmap(&self, tid: u32) -> Option<Bitmap<'_>> {
+        let words = self.len().div_ceil(64);
+        self.dense[tid as usize]
+            .map(|i| Bitmap(&self.bitmaps[i as usize * words..(i as usize + 1) * words]))
     }
 
     /// Asks the CPU to start loading a document's record (its first two
@@ -610,8 +629,9 @@ pub fn half_lives(t: WallTime, anchor: WallTime, half_life_days: f64) -> f64 {
     (t.millis() - anchor.millis()) as f64 / (half_life_days * DAY_MS as f64)
 }
 
+/// Segments the unit tests of the index and the scorer share.
 #[cfg(test)]
-mod tests {
+pub(crate) mod fixtures {
     use super::*;
 
     pub(crate) fn body(
@@ -631,6 +651,37 @@ mod tests {
             source: None,
         })
     }
+
+    /// 300 documents (five blocks); "common" on every other one (dense),
+    /// "rare" on two (sparse), observed out of id order.
+    pub(crate) fn three_hundred() -> Segment {
+        let docs: Vec<DocInput> = (0..300u64)
+            .map(|id| {
+                let mut text = format!("doc{id}");
+                if id % 2 == 0 {
+                    text.push_str(" common");
+                }
+                if id == 7 || id == 250 {
+                    text.push_str(" rare");
+                }
+                DocInput {
+                    body: body(id, &text, &[], &[]),
+                    attrs: DocAttrs {
+                        last_observed: WallTime::from_secs(((id * 7919) % 1000) as i64 * 86_400),
+                        usage: Usage::default(),
+                    },
+                    nodes: Box::new([]),
+                }
+            })
+            .collect();
+        Segment::build(docs, &ScoreParams::default())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixtures::{body, three_hundred};
+    use super::*;
 
     #[test]
     fn fields_and_presence_patterns() {
@@ -682,7 +733,7 @@ mod tests {
         );
         let mut pairs = 0;
         for d in 0..seg.len() as u32 {
-            let view = seg.doc(d);
+            let view = seg.record(d);
             assert_eq!(view.nodes, (0..=d).collect::<Vec<_>>());
             let terms: Vec<_> = view.terms().collect();
             assert!(terms.windows(2).all(|w| w[0].0 < w[1].0), "ascending");
@@ -694,71 +745,56 @@ mod tests {
         }
         for tid in 0..seg.term_count() as u32 {
             for posting in seg.postings(tid) {
-                assert_eq!(seg.doc(posting.doc).tf(tid), Some(posting.tf));
+                assert_eq!(seg.record(posting.doc).tf(tid), Some(posting.tf));
             }
             for d in 0..seg.len() as u32 {
                 if !seg.postings(tid).iter().any(|q| q.doc == d) {
-                    assert_eq!(seg.doc(d).tf(tid), None);
+                    assert_eq!(seg.record(d).tf(tid), None);
                 }
             }
         }
         assert_eq!(pairs, seg.postings.len());
-        assert_eq!(seg.doc(1).tf(seg.term("cafe").unwrap()), Some([2, 0, 0]));
+        assert_eq!(seg.record(1).tf(seg.term("cafe").unwrap()), Some([2, 0, 0]));
     }
 
     #[test]
     fn block_recency_and_bitmaps_bound_what_records_hold() {
-        let p = ScoreParams::default();
-        // 300 documents (five blocks); "common" on every other one (dense),
-        // "rare" on two (sparse), observed out of id order.
-        let docs: Vec<DocInput> = (0..300u64)
-            .map(|id| {
-                let mut text = format!("doc{id}");
-                if id % 2 == 0 {
-                    text.push_str(" common");
-                }
-                if id == 7 || id == 250 {
-                    text.push_str(" rare");
-                }
-                DocInput {
-                    body: body(id, &text, &[], &[]),
-                    attrs: DocAttrs {
-                        last_observed: WallTime::from_secs(((id * 7919) % 1000) as i64 * 86_400),
-                        usage: Usage::default(),
-                    },
-                    nodes: Box::new([]),
-                }
-            })
-            .collect();
-        let seg = Segment::build(docs, &p);
+        let seg = three_hundred();
         let mut max = 0.0f64;
         for d in 0..seg.len() as u32 {
-            let rec = seg.doc(d).rec;
+            let rec = seg.record(d).recency;
             assert!(rec <= seg.block_rec(d), "doc {d}");
             max = max.max(rec);
         }
         assert_eq!(seg.max_rec(), max);
         for d in (0..seg.len() as u32).step_by(1 << BLOCK_SHIFT) {
             let block = d..(d + (1 << BLOCK_SHIFT)).min(seg.len() as u32);
-            let top = block.map(|e| seg.doc(e).rec).fold(0.0, f64::max);
+            let top = block.map(|e| seg.record(e).recency).fold(0.0, f64::max);
             assert_eq!(seg.block_rec(d), top, "the block's newest, not more");
         }
         let common = seg.term("common").unwrap();
-        let at = seg
-            .bitmap_at(common)
+        let bitmap = seg
+            .bitmap(common)
             .expect("a term on half the documents is dense");
         for d in 0..seg.len() as u32 {
-            assert_eq!(seg.bit(at, d), seg.doc(d).tf(common).is_some(), "doc {d}");
+            assert_eq!(
+                bitmap.contains(d),
+                seg.record(d).tf(common).is_some(),
+                "doc {d}"
+            );
         }
-        assert_eq!(seg.bitmap_at(seg.term("rare").unwrap()), None);
+        assert!(seg.bitmap(seg.term("rare").unwrap()).is_none());
         for tid in 0..seg.term_count() as u32 {
             let start = seg.postings_start(tid);
             for (j, p) in seg.postings(tid).iter().enumerate() {
-                assert!(seg.doc(p.doc).rec <= seg.chunk_rec((start + j) / CHUNK));
+                assert!(seg.record(p.doc).recency <= seg.chunk_rec((start + j) / CHUNK));
             }
         }
         for (i, chunk) in seg.postings.chunks(CHUNK).enumerate() {
-            let top = chunk.iter().map(|p| seg.doc(p.doc).rec).fold(0.0, f64::max);
+            let top = chunk
+                .iter()
+                .map(|p| seg.record(p.doc).recency)
+                .fold(0.0, f64::max);
             assert_eq!(seg.chunk_rec(i), top, "the chunk's newest, not more");
         }
         assert!(seg.record_bytes() > 0);

@@ -25,6 +25,9 @@
 //! bounded, which dynamic pruning needs, and each is switched off for the
 //! ablations by a [`Ranker`] flag.
 
+mod cursor;
+mod maxscore;
+mod plan;
 pub mod query;
 pub mod scorer;
 mod topn;

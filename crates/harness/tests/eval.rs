@@ -168,6 +168,7 @@ fn key_noise_misses_and_merges_at_its_rates() {
     keys.dedup();
     assert_eq!(keys.len(), keyed, "every message has a key of its own");
     let all_merged = noise::perturb(&filed, 0.0, 1.0, 1);
+    assert_eq!(all_merged.len(), filed.len());
     for (clean, noisy) in filed.iter().zip(&all_merged) {
         match (clean, noisy) {
             (Some((k, v)), Some((n, w))) => assert!(k != n && v == w),
@@ -176,6 +177,7 @@ fn key_noise_misses_and_merges_at_its_rates() {
         }
     }
     let some = noise::perturb(&filed, 0.2, 0.0, 9);
+    assert_eq!(some.len(), filed.len());
     let changed = filed.iter().zip(&some).filter(|(a, b)| a != b).count() as f64;
     assert!(
         (changed / keyed as f64 - 0.2).abs() < 0.06,

@@ -83,6 +83,7 @@ fn participant_cases_change_who_tells_not_who_asks() {
         }
     }
     assert_eq!(seen.len(), 4);
+    assert_eq!(main.queries.len(), told.queries.len());
     for (a, b) in main.queries.iter().zip(&told.queries) {
         assert_eq!((&a.context, &a.participant), (&b.context, &b.participant));
     }

@@ -12,11 +12,11 @@ use std::path::Path;
 
 use serde::Serialize;
 
+pub use super::cells::Rate;
 use super::stats::{self, Clusters, Tost, mean_sd};
 use super::studies::Judgement;
 use super::studies::tables::{self, Studies};
 use super::{Accounting, Evaluation, Judged, NoiseRecord, Record, noise, paper};
-pub use super::cells::Rate;
 pub use crate::run::RunMeta;
 
 use super::cells::{RNG_SEED, cell, ci, f3, rate_of};

@@ -8,8 +8,8 @@ use serde::Serialize;
 use super::{
     Judgement, Judgements, ranker_ablations, rule_rows, scenario, store_ablations, sweep_rules,
 };
-use crate::eval::paper;
 use crate::eval::cells::{RNG_SEED, Rate, cell, rate_of};
+use crate::eval::paper;
 use crate::eval::slices::Case;
 use crate::eval::stats::Clusters;
 
