@@ -8,6 +8,7 @@
 
 #![cfg(loom)]
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use loom::sync::mpsc;
@@ -15,7 +16,7 @@ use loom_tests::{explore, explore_broken, rejects, spawn};
 use pfm::config::{Config, MergeMode};
 use pfm::{Memory, Observation, Request, WallTime};
 use pfm_serve::sync::fault::Fault;
-use pfm_serve::sync::{Arc, Deadline, queue};
+use pfm_serve::sync::{Deadline, Shared, queue};
 use pfm_serve::{
     Completion, Construction, ContextHandle, Contexts, Metrics, Requester, Source, Waited, Worker,
     wall_clock,
@@ -37,7 +38,7 @@ fn setup_with(
     queue::Receiver<pfm_serve::RetrievalJob>,
     Worker,
     [ContextHandle; 2],
-    std::sync::Arc<Metrics>,
+    Arc<Metrics>,
 ) {
     let mut memory = Memory::new(Config {
         merge: MergeMode::Inline,
@@ -69,7 +70,7 @@ fn setup_with(
             &wall_clock(),
         )
         .unwrap();
-    let metrics = std::sync::Arc::new(Metrics::default());
+    let metrics = Arc::new(Metrics::default());
     let (tx, rx) = queue::bounded(slots);
     let requester = Requester::new(tx, metrics.clone(), wall_clock()).with_hedge(hedge);
     let worker = Worker::new(construction.versions().clone(), metrics.clone());
@@ -81,7 +82,7 @@ fn setup() -> (
     queue::Receiver<pfm_serve::RetrievalJob>,
     Worker,
     [ContextHandle; 2],
-    std::sync::Arc<Metrics>,
+    Arc<Metrics>,
 ) {
     setup_with(1, None)
 }
@@ -146,7 +147,7 @@ fn worker_stuck_until_the_request_returns() {
 /// A wait with no deadline returns once the worker completes: the
 /// completion's wake-up cannot be lost.
 fn wake_up_is_never_lost() {
-    let completion = Arc::new(Completion::<u32>::new());
+    let completion = Shared::new(Completion::<u32>::new());
     let worker = {
         let completion = completion.clone();
         spawn(move || completion.complete(7).unwrap())
@@ -162,7 +163,7 @@ fn wake_up_is_never_lost() {
 /// request waits with a deadline. At most one delivery succeeds, and the
 /// request gets that reply or gives up; no reply is written twice.
 fn hedged_delivery() {
-    let completion = Arc::new(Completion::<u32>::new());
+    let completion = Shared::new(Completion::<u32>::new());
     let workers: Vec<_> = [1, 2]
         .into_iter()
         .map(|reply| {

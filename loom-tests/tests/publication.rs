@@ -6,7 +6,7 @@
 
 use loom_tests::{explore, explore_broken, rejects, spawn};
 use pfm_serve::sync::fault::Fault;
-use pfm_serve::sync::{Arc, Publication};
+use pfm_serve::sync::{Publication, Shared};
 
 /// A version whose parts are all written before it is published.
 #[derive(Debug)]
@@ -16,8 +16,8 @@ struct Version {
 }
 
 impl Version {
-    fn new(seq: u64) -> Arc<Self> {
-        Arc::new(Version {
+    fn new(seq: u64) -> Shared<Self> {
+        Shared::new(Version {
             seq,
             parts: [seq, seq],
         })
@@ -25,7 +25,7 @@ impl Version {
 }
 
 fn model() {
-    let published = Arc::new(Publication::new(Version::new(0)));
+    let published = Shared::new(Publication::new(Version::new(0)));
     let writer = {
         let published = published.clone();
         spawn(move || {

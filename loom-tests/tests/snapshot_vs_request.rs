@@ -9,12 +9,13 @@
 use loom_tests::{construction_with, explore, explore_broken, rejects, spawn, standup};
 use pfm::{Request, WallTime};
 use pfm_serve::sync::fault::Fault;
-use pfm_serve::sync::{Arc, queue};
+use pfm_serve::sync::{Shared, queue};
 use pfm_serve::{Changed, Contexts, Metrics, Requester, SnapshotPublisher, wall_clock};
+use std::sync::Arc;
 
 fn model() {
     let mut construction = construction_with(standup("9:30am", 1_750_000_000));
-    let contexts = Arc::new(Contexts::default());
+    let contexts = Shared::new(Contexts::default());
     let request = Request::new(
         "the standup with Alex is at",
         WallTime::from_secs(1_750_200_000),
@@ -29,7 +30,7 @@ fn model() {
         )
         .unwrap();
     let first = context.snapshot().store_seq;
-    let metrics = std::sync::Arc::new(Metrics::default());
+    let metrics = Arc::new(Metrics::default());
     let mut publisher = SnapshotPublisher::new(
         construction.versions().clone(),
         contexts.clone(),

@@ -74,52 +74,94 @@ impl<'s> TermCursor<'s> {
 
 /// The cursors of one query: one per (term, segment view), terms in
 /// processing order.
+///
+/// Stored view by view: the hot reads — the bound of a document's remaining
+/// terms, and finishing a document from its record — walk one view's terms
+/// in order, which is then one contiguous run.
 #[derive(Debug)]
 pub struct CursorGrid<'s> {
-    /// Number of segment views (the grid's width).
-    views: usize,
-    /// Term `t`'s cursor in view `v` at `t * views + v`; `None` where that
+    /// Number of terms (a view's run of cells).
+    terms: usize,
+    /// Terms pushed so far.
+    pushed: usize,
+    /// Term `t`'s cursor in view `v` at `v * terms + t`; `None` where that
     /// segment lacks the term.
     cells: Vec<Option<TermCursor<'s>>>,
 }
 
 impl<'s> CursorGrid<'s> {
-    /// An empty grid for `views` segment views.
+    /// A grid for `terms` terms over `views` segment views, to be filled
+    /// term by term with [`CursorGrid::push_term`].
     pub fn new(views: usize, terms: usize) -> Self {
         CursorGrid {
-            views,
-            cells: Vec::with_capacity(views * terms),
+            terms,
+            pushed: 0,
+            cells: vec![None; views * terms],
         }
     }
 
-    /// Appends the next term's cursors, one per view in view order.
+    /// Sets the next term's cursors, one per view in view order.
     pub fn push_term(&mut self, row: impl IntoIterator<Item = Option<TermCursor<'s>>>) {
-        let before = self.cells.len();
-        self.cells.extend(row);
-        assert_eq!(self.cells.len() - before, self.views, "one cursor per view");
+        let (term, terms) = (self.pushed, self.terms);
+        assert!(term < terms, "more terms than the grid was made for");
+        let mut views = 0;
+        for (view, cursor) in row.into_iter().enumerate() {
+            self.cells[view * terms + term] = cursor;
+            views += 1;
+        }
+        assert_eq!(views * terms, self.cells.len(), "one cursor per view");
+        self.pushed += 1;
     }
 
     /// Number of terms.
     pub fn terms(&self) -> usize {
-        self.cells.len() / self.views.max(1)
+        self.terms
     }
 
     /// Term `term`'s cursor in view `view`, if that segment has the term.
     #[inline]
     pub fn get(&self, term: usize, view: usize) -> Option<&TermCursor<'s>> {
-        self.cells[term * self.views + view].as_ref()
+        self.cells[view * self.terms + term].as_ref()
     }
 
-    /// The most the terms `terms` can add to one document of view `view`:
-    /// the sum of their upper bounds there, less those whose bitmap says
-    /// `doc` lacks them (with no `doc`, every term counts).
+    /// View `view`'s cursors of terms `terms`: what those terms can still
+    /// add to its documents.
     #[inline]
-    pub fn rest_bound(&self, terms: Range<usize>, view: usize, doc: Option<u32>) -> f32 {
-        terms
-            .filter_map(|t| self.get(t, view))
-            .filter(|c| doc.is_none_or(|d| c.may_contain(d)))
+    pub fn remaining(&self, view: usize, terms: Range<usize>) -> Remaining<'_, 's> {
+        let start = view * self.terms;
+        Remaining(&self.cells[start + terms.start..start + terms.end])
+    }
+}
+
+/// Some consecutive terms' cursors in one view (`None` where the segment
+/// lacks a term): the terms a document has not been scored on yet.
+#[derive(Clone, Copy, Debug)]
+pub struct Remaining<'g, 's>(&'g [Option<TermCursor<'s>>]);
+
+impl<'g, 's> Remaining<'g, 's> {
+    /// The most these terms can add to any document: the sum of their upper
+    /// bounds.
+    #[inline]
+    pub fn bound(self) -> f32 {
+        self.0.iter().flatten().map(|c| c.upper_bound).sum()
+    }
+
+    /// The most these terms can add to document `doc`: [`Remaining::bound`]
+    /// less the terms whose bitmap says `doc` lacks them.
+    #[inline]
+    pub fn bound_of(self, doc: u32) -> f32 {
+        self.0
+            .iter()
+            .flatten()
+            .filter(|c| c.may_contain(doc))
             .map(|c| c.upper_bound)
             .sum()
+    }
+
+    /// The cursors in term order, `None` where the segment lacks a term.
+    #[inline]
+    pub fn cursors(self) -> std::slice::Iter<'g, Option<TermCursor<'s>>> {
+        self.0.iter()
     }
 }
 
@@ -169,7 +211,7 @@ mod tests {
     }
 
     #[test]
-    fn rest_bound_skips_absent_terms_and_terms_a_bitmap_rules_out() {
+    fn remaining_bounds_skip_absent_terms_and_terms_a_bitmap_rules_out() {
         let seg = segment();
         let (common, rare) = (seg.term("common").unwrap(), seg.term("rare").unwrap());
         let mut grid = CursorGrid::new(2, 3);
@@ -179,12 +221,19 @@ mod tests {
         assert_eq!(grid.terms(), 3);
         assert!(grid.get(1, 0).is_none());
         assert_eq!(grid.get(1, 1).map(|c| c.term), Some(common));
-        assert_eq!(grid.rest_bound(0..3, 0, None), 5.5);
-        assert_eq!(grid.rest_bound(1..3, 0, None), 1.5);
-        assert_eq!(grid.rest_bound(0..3, 0, Some(2)), 5.5, "doc 2 has common");
-        assert_eq!(grid.rest_bound(0..3, 0, Some(3)), 4.0, "doc 3 lacks it");
-        assert_eq!(grid.rest_bound(0..3, 1, Some(3)), 0.0);
-        assert_eq!(grid.rest_bound(0..0, 0, None), 0.0);
+        assert_eq!(grid.remaining(0, 0..3).bound(), 5.5);
+        assert_eq!(grid.remaining(0, 1..3).bound(), 1.5);
+        assert_eq!(grid.remaining(1, 0..3).bound(), 1.5);
+        assert_eq!(grid.remaining(0, 0..3).bound_of(2), 5.5, "doc 2 has common");
+        assert_eq!(grid.remaining(0, 0..3).bound_of(3), 4.0, "doc 3 lacks it");
+        assert_eq!(grid.remaining(1, 0..3).bound_of(3), 0.0);
+        assert_eq!(grid.remaining(0, 0..0).bound(), 0.0);
+        let views: Vec<Option<u32>> = grid
+            .remaining(1, 0..3)
+            .cursors()
+            .map(|c| c.map(|c| c.term))
+            .collect();
+        assert_eq!(views, [None, Some(common), None]);
     }
 
     #[test]

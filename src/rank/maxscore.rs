@@ -163,7 +163,7 @@ impl MaxScore<'_, '_> {
                 complete = scratch.reached.len();
                 if let Some(cutoff) = scratch.top.cutoff() {
                     for (v, bound) in scratch.view_bounds.iter_mut().enumerate() {
-                        let rest = self.cursors.rest_bound(term..terms, v, None);
+                        let rest = self.cursors.remaining(v, term..terms).bound();
                         bound.open &= rest * bound.factor_max >= cutoff;
                     }
                     if scratch.view_bounds.iter().all(|b| !b.open) {
@@ -258,7 +258,10 @@ impl MaxScore<'_, '_> {
                 continue;
             }
             let segment = &*view.segment;
-            let rest = self.cursors.rest_bound(from..terms, v as usize, Some(doc));
+            let rest = self
+                .cursors
+                .remaining(v as usize, from..terms)
+                .bound_of(doc);
             let bound = (partial.0 + rest)
                 * scratch.view_bounds[v as usize].factor_base
                 * plan.recency(segment.block_rec(doc));
@@ -331,7 +334,8 @@ impl MaxScore<'_, '_> {
                     .map(|r| r.doc),
             );
             scratch.complete_here.sort_unstable_by(|a, b| b.cmp(a));
-            let best_rest = self.cursors.rest_bound(term + 1..terms, v, None);
+            let later = self.cursors.remaining(v, term + 1..terms);
+            let best_rest = later.bound();
             let mut next_complete = 0;
             let mut current_chunk = None;
             let mut i = cursor.postings.len();
@@ -369,9 +373,7 @@ impl MaxScore<'_, '_> {
                 if cutoff.is_some_and(|c| (cursor.upper_bound + best_rest) * factor_bound < c) {
                     continue;
                 }
-                let rest = self
-                    .cursors
-                    .rest_bound(term + 1..terms, v, Some(posting.doc));
+                let rest = later.bound_of(posting.doc);
                 let bound = (cursor.upper_bound + rest) * factor_bound;
                 if cutoff.is_some_and(|c| bound < c) {
                     continue;
@@ -417,8 +419,9 @@ impl MaxScore<'_, '_> {
             return;
         }
         let mut score = candidate.partial;
-        for term in from..self.cursors.terms() {
-            if let Some(cursor) = self.cursors.get(term, v)
+        let later = self.cursors.remaining(v, from..self.cursors.terms());
+        for (term, cursor) in (from..).zip(later.cursors()) {
+            if let Some(cursor) = cursor
                 && let Some(tf) = record.tf(cursor.term)
             {
                 score += plan.contribution(plan.weights[term], segment, candidate.doc, tf);

@@ -11,6 +11,7 @@
 //! Checked by `tests/prop_ledger.rs` (one active fact per key in every
 //! published version) and loom-tests `commit_atomicity`.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::Sender;
@@ -20,7 +21,7 @@ use super::Clock;
 use super::metrics::{Counters, Metrics, Probe, Quantity};
 use super::snapshot::Changed;
 use crate::sync::fault::{self, Fault};
-use crate::sync::{self, Arc, Publication};
+use crate::sync::{self, Publication, Shared};
 use pfm::error::{Error, Result};
 use pfm::fact::FactId;
 use pfm::index::IndexVersion;
@@ -30,11 +31,11 @@ use pfm::memory::{Memory, Observation, Receipt};
 /// The writer's state: the store and where its versions are published.
 pub struct Construction {
     memory: Memory,
-    versions: Arc<Publication<IndexVersion>>,
+    versions: Shared<Publication<IndexVersion>>,
     /// Tells the snapshot publisher what each publication changed.
     changes: Option<Sender<Changed>>,
     clock: Clock,
-    probe: Option<(Probe, std::sync::Arc<Metrics>)>,
+    probe: Option<(Probe, Arc<Metrics>)>,
 }
 
 impl std::fmt::Debug for Construction {
@@ -48,7 +49,7 @@ impl std::fmt::Debug for Construction {
 impl Construction {
     /// Takes over `memory` and publishes its current version.
     pub fn new(memory: Memory, clock: Clock) -> Self {
-        let versions = Arc::new(Publication::new(sync::share(memory.version())));
+        let versions = Shared::new(Publication::new(sync::share(memory.version())));
         Construction {
             memory,
             versions,
@@ -65,13 +66,13 @@ impl Construction {
     }
 
     /// Records commit times and batch sizes into `metrics`.
-    pub fn instrument(mut self, metrics: std::sync::Arc<Metrics>) -> Self {
+    pub fn instrument(mut self, metrics: Arc<Metrics>) -> Self {
         self.probe = Some((metrics.probe(), metrics));
         self
     }
 
     /// Where versions are published (readers load from it).
-    pub fn versions(&self) -> &Arc<Publication<IndexVersion>> {
+    pub fn versions(&self) -> &Shared<Publication<IndexVersion>> {
         &self.versions
     }
 

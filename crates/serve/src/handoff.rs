@@ -166,7 +166,7 @@ impl<T> Completion<T> {
     /// Readies a used completion for the next job of the same request
     /// thread. Only sound when the caller holds the only reference (the
     /// worker has let go), which [`super::request::Requester`] checks with
-    /// `Arc::get_mut` — skipping that check is the `SharedReplySlot` fault.
+    /// `Shared::get_mut` — skipping that check is the `SharedReplySlot` fault.
     pub fn reset(&self) {
         self.state.store(PENDING, Ordering::Relaxed);
         // SAFETY: no other thread holds this completion (see above).

@@ -31,13 +31,14 @@ pub mod request;
 pub mod snapshot;
 pub mod sync;
 
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 use ractor::{Actor, ActorRef};
 
 use crate::sync::queue;
-use crate::sync::{Arc, Publication};
+use crate::sync::{Publication, Shared};
 use pfm::error::{Error, Result};
 use pfm::index::IndexVersion;
 use pfm::memory::{Memory, Observation, Receipt};
@@ -55,11 +56,11 @@ pub use snapshot::{
 
 /// The time retrieval and pruning use: the wall clock by default; a
 /// harness can drive a synthetic one.
-pub type Clock = std::sync::Arc<dyn Fn() -> WallTime + Send + Sync>;
+pub type Clock = Arc<dyn Fn() -> WallTime + Send + Sync>;
 
 /// The wall clock.
 pub fn wall_clock() -> Clock {
-    std::sync::Arc::new(WallTime::now)
+    Arc::new(WallTime::now)
 }
 
 /// Errors (rather than panicking inside tokio) when the calling thread is
@@ -222,12 +223,12 @@ pub struct Runtime {
     tokio: Option<tokio::runtime::Runtime>,
     construction: ActorRef<ConstructionMsg>,
     actor: Option<tokio::task::JoinHandle<()>>,
-    versions: Arc<Publication<IndexVersion>>,
-    contexts: Arc<Contexts>,
+    versions: Shared<Publication<IndexVersion>>,
+    contexts: Shared<Contexts>,
     jobs: Option<queue::Sender<RetrievalJob>>,
     pool: WorkerPool,
     publisher: Option<JoinHandle<()>>,
-    metrics: std::sync::Arc<Metrics>,
+    metrics: Arc<Metrics>,
     clock: Clock,
     hedge: Option<f64>,
 }
@@ -250,13 +251,13 @@ impl Runtime {
         may_block("Runtime::start")?;
         options.validate()?;
         let background = options.background;
-        let metrics = std::sync::Arc::new(Metrics::default());
+        let metrics = Arc::new(Metrics::default());
         let (wake_tx, wake_rx) = crossbeam_channel::unbounded();
         let construction = Construction::new(memory, options.clock.clone())
             .notify(wake_tx)
             .instrument(metrics.clone());
         let versions = construction.versions().clone();
-        let contexts = Arc::new(Contexts::default());
+        let contexts = Shared::new(Contexts::default());
 
         let mut tokio = tokio::runtime::Builder::new_multi_thread();
         tokio
@@ -387,7 +388,7 @@ impl Runtime {
     }
 
     /// The newest published index version.
-    pub fn version(&self) -> Arc<IndexVersion> {
+    pub fn version(&self) -> Shared<IndexVersion> {
         self.versions.load()
     }
 
@@ -397,7 +398,7 @@ impl Runtime {
     }
 
     /// A shared handle on the metrics, to read them after shutdown.
-    pub fn metrics_handle(&self) -> std::sync::Arc<Metrics> {
+    pub fn metrics_handle(&self) -> Arc<Metrics> {
         self.metrics.clone()
     }
 

@@ -3,12 +3,13 @@
 //! with one load and take no lock; a job's completion is its cancel flag,
 //! checked before scoring and between query terms.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use super::handoff::Completion;
 use super::metrics::{Counters, Metrics, Probe, Quantity};
 use crate::sync::queue::Receiver;
-use crate::sync::{Arc, Publication};
+use crate::sync::{Publication, Shared};
 use pfm::block::Block;
 use pfm::error::{Error, Result};
 use pfm::fact::Seq;
@@ -21,9 +22,9 @@ use pfm::retrieve::{Request, retrieve_cancellable};
 #[derive(Debug)]
 pub struct RetrievalJob {
     /// What to retrieve (validated before it is queued).
-    pub request: std::sync::Arc<Request>,
+    pub request: Arc<Request>,
     /// The reply slot, and the job's cancel flag.
-    pub completion: Arc<Completion<Reply>>,
+    pub completion: Shared<Completion<Reply>>,
     /// When the request stops waiting (drain time is measured from it).
     pub deadline: Instant,
 }
@@ -32,7 +33,7 @@ pub struct RetrievalJob {
 #[derive(Debug)]
 pub struct Reply {
     /// The block, or why there is none.
-    pub block: Result<std::sync::Arc<Block>>,
+    pub block: Result<Arc<Block>>,
     /// The commit of the version it was retrieved from.
     pub store_seq: Seq,
     /// When the worker signalled completion (for `σ`).
@@ -48,15 +49,15 @@ impl<T> Cancel for Completion<T> {
 
 /// One worker's state: its scratch buffers and its probe.
 pub struct Worker {
-    versions: Arc<Publication<IndexVersion>>,
+    versions: Shared<Publication<IndexVersion>>,
     scratch: Scratch,
     probe: Probe,
-    metrics: std::sync::Arc<Metrics>,
+    metrics: Arc<Metrics>,
 }
 
 impl Worker {
     /// A worker reading `versions`.
-    pub fn new(versions: Arc<Publication<IndexVersion>>, metrics: std::sync::Arc<Metrics>) -> Self {
+    pub fn new(versions: Shared<Publication<IndexVersion>>, metrics: Arc<Metrics>) -> Self {
         Worker {
             versions,
             scratch: Scratch::default(),
@@ -88,7 +89,7 @@ impl Worker {
         let finished_at = Instant::now();
         self.probe.record(Quantity::Service, finished_at - started);
         let reply = Reply {
-            block: block.map(std::sync::Arc::new),
+            block: block.map(Arc::new),
             store_seq: version.seq,
             finished_at,
         };
@@ -129,8 +130,8 @@ impl WorkerPool {
         workers: usize,
         pin: bool,
         jobs: &Receiver<RetrievalJob>,
-        versions: &Arc<Publication<IndexVersion>>,
-        metrics: &std::sync::Arc<Metrics>,
+        versions: &Shared<Publication<IndexVersion>>,
+        metrics: &Arc<Metrics>,
     ) -> Result<Self> {
         let cores = if pin {
             core_affinity::get_core_ids().unwrap_or_default()

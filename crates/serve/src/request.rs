@@ -13,6 +13,7 @@
 //! of Proposition 2 and is measured here.
 
 use std::marker::PhantomData;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -24,7 +25,7 @@ use super::pool::{Reply, RetrievalJob};
 use super::snapshot::Context;
 use crate::sync::fault::{self, Fault};
 use crate::sync::queue::{Sender, TrySendError};
-use crate::sync::{Arc, Deadline};
+use crate::sync::{Deadline, Shared};
 use pfm::block::Block;
 use pfm::error::{Error, Result};
 use pfm::fact::Seq;
@@ -64,7 +65,7 @@ pub struct Timings {
 #[derive(Clone, Debug)]
 pub struct Served {
     /// The memory block.
-    pub block: std::sync::Arc<Block>,
+    pub block: Arc<Block>,
     /// Where it came from.
     pub source: Source,
     /// The commit of the index version it was built from.
@@ -79,11 +80,11 @@ pub struct Served {
 /// wait parks the thread that created it, and its probe is that thread's.
 pub struct Requester {
     jobs: Sender<RetrievalJob>,
-    metrics: std::sync::Arc<Metrics>,
+    metrics: Arc<Metrics>,
     probe: Probe,
     clock: Clock,
     /// The last job's completion, reused when the worker has let go of it.
-    spare: Option<Arc<Completion<Reply>>>,
+    spare: Option<Shared<Completion<Reply>>>,
     /// After this fraction of `ω` without a reply, the job is also handed to
     /// a second worker (a hedge against a stalled one).
     hedge_after: Option<f64>,
@@ -98,7 +99,7 @@ impl std::fmt::Debug for Requester {
 
 impl Requester {
     /// A requester for the calling thread.
-    pub fn new(jobs: Sender<RetrievalJob>, metrics: std::sync::Arc<Metrics>, clock: Clock) -> Self {
+    pub fn new(jobs: Sender<RetrievalJob>, metrics: Arc<Metrics>, clock: Clock) -> Self {
         Requester {
             jobs,
             probe: metrics.probe(),
@@ -134,7 +135,7 @@ impl Requester {
     /// or refused job answers with an empty block.
     pub fn fresh_request(
         &mut self,
-        request: std::sync::Arc<Request>,
+        request: Arc<Request>,
         fallback: Option<&Context>,
         omega: Duration,
     ) -> Result<Served> {
@@ -233,17 +234,17 @@ impl Requester {
 
     /// A pending completion for the next job: the previous one if the
     /// worker has let go of it (no allocation), else a new one.
-    fn completion(&mut self) -> Arc<Completion<Reply>> {
+    fn completion(&mut self) -> Shared<Completion<Reply>> {
         let mut spare = self.spare.take();
         // get_mut acquires the worker's release of its reference, so its
         // last access to the completion happened before we reuse it.
-        let unique = spare.as_mut().is_some_and(|c| Arc::get_mut(c).is_some());
+        let unique = spare.as_mut().is_some_and(|c| Shared::get_mut(c).is_some());
         match spare {
             Some(c) if unique || fault::injected(Fault::SharedReplySlot) => {
                 c.reset();
                 c
             }
-            _ => Arc::new(Completion::new()),
+            _ => Shared::new(Completion::new()),
         }
     }
 
@@ -280,7 +281,7 @@ impl Requester {
         let mut served = match context {
             Some(c) => self.read(c, source),
             None => Served {
-                block: std::sync::Arc::new(Block::default()),
+                block: Arc::new(Block::default()),
                 source,
                 store_seq: 0,
                 snapshot_age: None,

@@ -14,6 +14,7 @@
 //! Checked by `tests/serve.rs` (`publication_is_monotone`) and loom-tests
 //! `snapshot_vs_request`.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError};
@@ -21,7 +22,7 @@ use crossbeam_channel::{Receiver, RecvTimeoutError};
 use super::Clock;
 use super::metrics::{Counters, Metrics, Probe, Quantity};
 use crate::sync::fault::{self, Fault};
-use crate::sync::{Arc, Publication};
+use crate::sync::{Publication, Shared};
 use pfm::block::Block;
 use pfm::error::{Error, Result};
 use pfm::fact::{FactBody, Seq};
@@ -40,7 +41,7 @@ pub struct Snapshot {
     /// The context it answers.
     pub context: ContextId,
     /// The block.
-    pub block: std::sync::Arc<Block>,
+    pub block: Arc<Block>,
     /// The newest commit the block is known to reflect: the version it was
     /// built from, or a later one whose changes cannot reach it.
     pub store_seq: Seq,
@@ -57,7 +58,7 @@ pub struct Context {
     /// Its id.
     pub id: ContextId,
     /// The request (context text, participants, k, budget, ranker).
-    pub request: std::sync::Arc<Request>,
+    pub request: Arc<Request>,
     /// Whether each retrieval uses the clock's time instead of `request.at`.
     pub follow_clock: bool,
     /// The request's weighted query terms (for [`score_bound`]).
@@ -70,7 +71,7 @@ impl Context {
     /// The latest published snapshot: one load, no lock (the request path's
     /// snapshot read `r`).
     #[inline]
-    pub fn snapshot(&self) -> Arc<Snapshot> {
+    pub fn snapshot(&self) -> Shared<Snapshot> {
         self.snapshot.load()
     }
 
@@ -97,19 +98,15 @@ impl Context {
     }
 
     /// The request as it should run now.
-    pub(crate) fn request_at(&self, clock: &Clock) -> std::sync::Arc<Request> {
+    pub(crate) fn request_at(&self, clock: &Clock) -> Arc<Request> {
         request_at(&self.request, self.follow_clock, clock)
     }
 }
 
 /// `request` at the clock's time if it follows the clock.
-fn request_at(
-    request: &std::sync::Arc<Request>,
-    follow_clock: bool,
-    clock: &Clock,
-) -> std::sync::Arc<Request> {
+fn request_at(request: &Arc<Request>, follow_clock: bool, clock: &Clock) -> Arc<Request> {
     if follow_clock {
-        std::sync::Arc::new(Request {
+        Arc::new(Request {
             at: clock(),
             ..(**request).clone()
         })
@@ -119,7 +116,7 @@ fn request_at(
 }
 
 /// A registered context as requests hold it.
-pub type ContextHandle = Arc<Context>;
+pub type ContextHandle = Shared<Context>;
 
 /// The registered contexts: a copy-on-write table published like an index
 /// version, so a lookup by id is one load and a map probe.
@@ -140,7 +137,7 @@ impl std::fmt::Debug for Contexts {
 impl Default for Contexts {
     fn default() -> Self {
         Contexts {
-            table: Publication::new(Arc::new(PMap::default())),
+            table: Publication::new(Shared::new(PMap::default())),
             writer: std::sync::Mutex::new(0),
         }
     }
@@ -159,7 +156,7 @@ impl Contexts {
         let mut next = self.writer.lock().unwrap_or_else(|e| e.into_inner());
         *next += 1;
         let id = *next;
-        let request = std::sync::Arc::new(request);
+        let request = Arc::new(request);
         let first = build(
             id,
             &request_at(&request, follow_clock, clock),
@@ -172,18 +169,18 @@ impl Contexts {
             &request.ranker,
             &version.params,
         );
-        let handle = Arc::new(Context {
+        let handle = Shared::new(Context {
             id,
             request,
             follow_clock,
             terms,
-            snapshot: Publication::new(Arc::new(first)),
+            snapshot: Publication::new(Shared::new(first)),
         });
         let mut table = (*self.table.load()).clone();
         table.insert(id, handle.clone());
         // PUBLISH: the context and its first snapshot are complete before
         // the table that names them is stored (invariant 1).
-        self.table.store(Arc::new(table));
+        self.table.store(Shared::new(table));
         Ok(handle)
     }
 
@@ -195,7 +192,7 @@ impl Contexts {
         if table.remove(&id).is_none() {
             return Err(Error::UnknownContext(id));
         }
-        self.table.store(Arc::new(table));
+        self.table.store(Shared::new(table));
         Ok(())
     }
 
@@ -229,7 +226,7 @@ fn build(
     let block = retrieve_with(version, request, scratch)?;
     Ok(Snapshot {
         context: id,
-        block: std::sync::Arc::new(block),
+        block: Arc::new(block),
         store_seq: version.seq,
         built_seq: version.seq,
         produced_at: Instant::now(),
@@ -239,22 +236,22 @@ fn build(
 /// Republishes registered contexts' snapshots: after every new index
 /// version (event-driven) and on a fixed period.
 pub struct SnapshotPublisher {
-    versions: Arc<Publication<IndexVersion>>,
-    contexts: Arc<Contexts>,
+    versions: Shared<Publication<IndexVersion>>,
+    contexts: Shared<Contexts>,
     clock: Clock,
     scratch: Scratch,
     memo: DfMemo,
     probe: Probe,
-    metrics: std::sync::Arc<Metrics>,
+    metrics: Arc<Metrics>,
 }
 
 impl SnapshotPublisher {
     /// A publisher over `versions` and `contexts`.
     pub fn new(
-        versions: Arc<Publication<IndexVersion>>,
-        contexts: Arc<Contexts>,
+        versions: Shared<Publication<IndexVersion>>,
+        contexts: Shared<Contexts>,
         clock: Clock,
-        metrics: std::sync::Arc<Metrics>,
+        metrics: Arc<Metrics>,
     ) -> Self {
         SnapshotPublisher {
             versions,
@@ -299,7 +296,7 @@ impl SnapshotPublisher {
                 rebuilt += usize::from(self.publish(context, &version));
             } else if current.store_seq < examined {
                 // PUBLISH: a copy of a complete snapshot with a newer seq.
-                context.snapshot.store(Arc::new(Snapshot {
+                context.snapshot.store(Shared::new(Snapshot {
                     store_seq: examined,
                     ..(*current).clone()
                 }));
@@ -319,7 +316,7 @@ impl SnapshotPublisher {
         };
         if fault::injected(Fault::SplitSnapshot) {
             let previous = context.snapshot();
-            context.snapshot.store(Arc::new(Snapshot {
+            context.snapshot.store(Shared::new(Snapshot {
                 store_seq: previous.store_seq,
                 ..snapshot.clone()
             }));
@@ -327,7 +324,7 @@ impl SnapshotPublisher {
         // PUBLISH: block and store sequence travel in one immutable value;
         // a request sees all of it or the previous one (invariant 3; loom:
         // snapshot_vs_request).
-        context.snapshot.store(Arc::new(snapshot));
+        context.snapshot.store(Shared::new(snapshot));
         self.probe.record(Quantity::Publish, started.elapsed());
         Counters::bump(&self.metrics.counters.publications);
         true
@@ -391,7 +388,7 @@ pub enum Changed {
         /// The newest commit the notice covers.
         upto: Seq,
         /// The facts.
-        facts: Vec<std::sync::Arc<FactBody>>,
+        facts: Vec<Arc<FactBody>>,
     },
 }
 

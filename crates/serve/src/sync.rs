@@ -7,7 +7,8 @@
 //! requests, not a re-implementation of it.
 //!
 //! # What the loom build changes
-//! - Atomics, [`Arc`], [`thread`] handles and [`UnsafeCell`] are loom's, so
+//! - Atomics, [`Shared`] (the shared pointer of the protocols' state),
+//!   [`thread`] handles and [`UnsafeCell`] are loom's, so
 //!   every interleaving and every weak-memory outcome of the protocols is
 //!   explored, and a payload read without a happens-before edge to its write
 //!   is reported as a race.
@@ -31,13 +32,18 @@
 //!   shown to catch the bug it is about. In normal builds `fault::injected`
 //!   is a constant `false`.
 
+/// The shared pointer of the protocols' state (publications, completions):
+/// std's `Arc`, or loom's under `--cfg loom`. Named apart from `Arc`, which
+/// in the serving modules always means std's (data no protocol races on:
+/// requests, blocks, metrics, the clock), so one name never means both.
 #[cfg(not(loom))]
-pub use std::sync::Arc;
+pub use std::sync::Arc as Shared;
 #[cfg(not(loom))]
 pub use std::sync::atomic::{AtomicPtr, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 
+/// Loom's `Arc` (see the normal build's [`Shared`]).
 #[cfg(loom)]
-pub use loom::sync::Arc;
+pub use loom::sync::Arc as Shared;
 #[cfg(loom)]
 pub use loom::sync::atomic::{AtomicPtr, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 
@@ -116,7 +122,7 @@ impl<T: std::fmt::Debug> std::fmt::Debug for Publication<T> {
 #[cfg(not(loom))]
 impl<T> Publication<T> {
     /// A publication of `value`.
-    pub fn new(value: Arc<T>) -> Self {
+    pub fn new(value: Shared<T>) -> Self {
         Publication {
             current: arc_swap::ArcSwap::new(value),
         }
@@ -124,7 +130,7 @@ impl<T> Publication<T> {
 
     /// Publishes `value`: readers that load after this see it or a newer one.
     #[inline]
-    pub fn store(&self, value: Arc<T>) {
+    pub fn store(&self, value: Shared<T>) {
         // PUBLISH: `value` is complete (we own it); arc-swap's swap is a
         // release, so a reader sees all of it or the previous value
         // (loom: publication::no_torn_version).
@@ -133,7 +139,7 @@ impl<T> Publication<T> {
 
     /// The newest published value.
     #[inline]
-    pub fn load(&self) -> Arc<T> {
+    pub fn load(&self) -> Shared<T> {
         // An acquire load of one pointer plus a reference-count increment:
         // no lock, no waiting on the writer.
         self.current.load_full()
@@ -145,7 +151,7 @@ impl<T> Publication<T> {
 struct Node<T> {
     /// The payload, written before publication and only read after; a loom
     /// cell, so a read without a happens-before edge to the write is a race.
-    value: UnsafeCell<Option<Arc<T>>>,
+    value: UnsafeCell<Option<Shared<T>>>,
     /// The node this one replaced, freed with the publication.
     previous: *mut Node<T>,
 }
@@ -153,7 +159,7 @@ struct Node<T> {
 #[cfg(loom)]
 impl<T> Publication<T> {
     /// A publication of `value`.
-    pub fn new(value: Arc<T>) -> Self {
+    pub fn new(value: Shared<T>) -> Self {
         let publication = Publication {
             current: AtomicPtr::new(std::ptr::null_mut()),
         };
@@ -162,7 +168,7 @@ impl<T> Publication<T> {
     }
 
     /// Publishes `value` with one `Release` swap.
-    pub fn store(&self, value: Arc<T>) {
+    pub fn store(&self, value: Shared<T>) {
         let early = fault::injected(fault::Fault::PublishBeforeComplete);
         let (now, later) = if early {
             (None, Some(value))
@@ -191,7 +197,7 @@ impl<T> Publication<T> {
     }
 
     /// The newest published value: one `Acquire` load, then the payload.
-    pub fn load(&self) -> Arc<T> {
+    pub fn load(&self) -> Shared<T> {
         let order = if fault::injected(fault::Fault::RelaxedPublication) {
             Ordering::Relaxed
         } else {
@@ -218,7 +224,7 @@ impl<T> Drop for Publication<T> {
 }
 
 // SAFETY (loom build): nodes are immutable once published and owned by the
-// publication; `T` crosses threads only through `Arc<T>`.
+// publication; `T` crosses threads only through `Shared<T>`.
 #[cfg(loom)]
 unsafe impl<T: Send + Sync> Send for Publication<T> {}
 #[cfg(loom)]
@@ -299,14 +305,14 @@ impl Deadline {
 /// pointer in normal builds; a copy under loom, whose `Arc` is its own type.
 #[cfg(not(loom))]
 #[inline]
-pub fn share<T: Clone>(value: std::sync::Arc<T>) -> Arc<T> {
+pub fn share<T: Clone>(value: std::sync::Arc<T>) -> Shared<T> {
     value
 }
 
 /// Shares a value the writer also keeps (loom build: a copy).
 #[cfg(loom)]
-pub fn share<T: Clone>(value: std::sync::Arc<T>) -> Arc<T> {
-    Arc::new((*value).clone())
+pub fn share<T: Clone>(value: std::sync::Arc<T>) -> Shared<T> {
+    Shared::new((*value).clone())
 }
 
 /// The bounded multi-producer, multi-consumer job queue: crossbeam-channel in
@@ -333,19 +339,19 @@ pub mod queue {
             senders: usize,
         }
 
-        struct Shared<T> {
+        struct Channel<T> {
             state: Mutex<State<T>>,
             capacity: usize,
         }
 
         /// The sending half.
-        pub struct Sender<T>(Arc<Shared<T>>);
+        pub struct Sender<T>(Arc<Channel<T>>);
         /// The receiving half.
-        pub struct Receiver<T>(Arc<Shared<T>>);
+        pub struct Receiver<T>(Arc<Channel<T>>);
 
         /// A queue holding at most `capacity` items.
         pub fn bounded<T>(capacity: usize) -> (Sender<T>, Receiver<T>) {
-            let shared = Arc::new(Shared {
+            let shared = Arc::new(Channel {
                 state: Mutex::new(State {
                     items: VecDeque::new(),
                     senders: 1,

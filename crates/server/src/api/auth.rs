@@ -1,0 +1,56 @@
+//! Authentication: the bearer token names the tenant, then the tenant's
+//! rate limit admits the request.
+
+use std::sync::Arc;
+
+use axum::extract::FromRequestParts;
+use axum::http::request::Parts;
+use axum::http::{StatusCode, header};
+
+use crate::AppState;
+use crate::error::ApiError;
+use crate::tenant::Tenant;
+
+/// The authenticated tenant of a request (its bearer token), after the
+/// tenant's rate limit admitted the request.
+pub struct Authed(pub Arc<Tenant>);
+
+impl FromRequestParts<AppState> for Authed {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        let unauthorized = |m: &str| ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", m);
+        let token = parts
+            .headers
+            .get(header::AUTHORIZATION)
+            .ok_or_else(|| unauthorized("missing Authorization header: send `Authorization: Bearer <token>` (create one with `pfm token create --tenant NAME`)"))?
+            .to_str()
+            .ok()
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .ok_or_else(|| unauthorized("the Authorization header must be `Bearer <token>`"))?
+            .to_owned();
+        let tenant = match state.tenants.lookup(&token) {
+            Some(t) => t,
+            None => {
+                // Maybe created since start: reread the token file (on a
+                // request thread: it may open a tenant, which blocks).
+                let tenants = state.tenants.clone();
+                state.pool.run(move |_| tenants.reload()).await??;
+                state
+                    .tenants
+                    .lookup(&token)
+                    .ok_or_else(|| unauthorized("unknown token"))?
+            }
+        };
+        if !tenant.admit() {
+            return Err(ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "rate_limited",
+                "this tenant is over its request rate (--rate-limit): retry shortly",
+            ));
+        }
+        Ok(Authed(tenant))
+    }
+}

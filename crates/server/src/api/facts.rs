@@ -1,0 +1,108 @@
+//! `GET /v1/facts/{id}` and `POST /v1/forget`: a fact with its history,
+//! and erasure.
+
+use axum::extract::{Path, State};
+use serde::{Deserialize, Serialize};
+use tokio::sync::oneshot;
+use utoipa::ToSchema;
+
+use super::args::KeyArg;
+use super::auth::Authed;
+use crate::AppState;
+use crate::error::{ApiError, ApiJson, ErrorBody};
+use crate::writer::WriteOp;
+use pfm::error::Error;
+use pfm::fact::{Fact, FactId};
+use pfm::ledger::Forget;
+use pfm::time::WallTime;
+
+/// A fact and its key's version history.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct FactOut {
+    /// The fact: `body` (text, entities, participants, key, value,
+    /// stated_at, source) and `state` (status, intervals, last_observed,
+    /// support, usage, supersedes, superseded_by).
+    #[schema(value_type = Object)]
+    pub fact: Fact,
+    /// Every retained version of its key, newest first (the fact alone if
+    /// it is keyless).
+    #[schema(value_type = Vec<Object>)]
+    pub history: Vec<Fact>,
+}
+
+/// A fact with its history.
+#[utoipa::path(get, path = "/v1/facts/{id}", params(("id" = u64, Path, description = "fact id")),
+    responses((status = 200, body = FactOut), (status = 404, body = ErrorBody), (status = 401, body = ErrorBody)),
+    security(("bearer" = [])))]
+pub async fn fact(
+    State(state): State<AppState>,
+    Authed(tenant): Authed,
+    Path(id): Path<u64>,
+) -> Result<axum::Json<FactOut>, ApiError> {
+    let out = state
+        .pool
+        .run(move |_| {
+            tenant
+                .runtime
+                .exclusive(move |m| -> Result<FactOut, Error> {
+                    let id = FactId(id);
+                    Ok(FactOut {
+                        fact: m.fact(id)?.clone(),
+                        history: m.history(id)?.into_iter().cloned().collect(),
+                    })
+                })
+        })
+        .await???;
+    Ok(axum::Json(out))
+}
+
+/// `POST /v1/forget`: exactly one of `fact`, `key`, `entity`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ForgetIn {
+    /// A fact (and, if keyed, every version of its key).
+    #[serde(default)]
+    pub fact: Option<u64>,
+    /// Every version of a key.
+    #[serde(default)]
+    pub key: Option<KeyArg>,
+    /// Every fact naming an entity.
+    #[serde(default)]
+    pub entity: Option<String>,
+}
+
+/// What was erased.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ForgetOut {
+    /// The erased facts' ids.
+    pub erased: Vec<u64>,
+}
+
+/// Erases facts for good (from memory, history and disk).
+#[utoipa::path(post, path = "/v1/forget", request_body = ForgetIn,
+    responses((status = 200, body = ForgetOut), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody), (status = 401, body = ErrorBody)),
+    security(("bearer" = [])))]
+pub async fn forget(
+    Authed(tenant): Authed,
+    ApiJson(body): ApiJson<ForgetIn>,
+) -> Result<axum::Json<ForgetOut>, ApiError> {
+    let what = match (body.fact, body.key, body.entity) {
+        (Some(id), None, None) => Forget::Fact(FactId(id)),
+        (None, Some(k), None) => Forget::Key(k.key()?),
+        (None, None, Some(e)) => Forget::Entity(e),
+        _ => {
+            return Err(ApiError::bad_request(
+                "invalid_input",
+                "give exactly one of fact, key, entity",
+            ));
+        }
+    };
+    let (tx, rx) = oneshot::channel();
+    tenant.write(WriteOp::Forget(what, WallTime::now(), tx))?;
+    let erased = rx
+        .await
+        .map_err(|_| ApiError::unavailable("the writer stopped"))??;
+    Ok(axum::Json(ForgetOut {
+        erased: erased.into_iter().map(|id| id.0).collect(),
+    }))
+}

@@ -1,0 +1,160 @@
+//! `POST /v1/observe`: observations in, receipts out once durable.
+
+use axum::extract::State;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio::sync::oneshot;
+use utoipa::ToSchema;
+
+use super::args::parse;
+use super::args::{KeyArg, TimeArg};
+use super::auth::Authed;
+use crate::AppState;
+use crate::error::{ApiError, ApiJson, ErrorBody};
+use crate::writer::WriteOp;
+use pfm::memory::{Observation, Receipt};
+
+/// One observation.
+#[derive(Clone, Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ObservationIn {
+    /// The message text, prompt-ready.
+    pub text: String,
+    /// Participants of the conversation it came from.
+    #[serde(default)]
+    pub participants: Vec<String>,
+    /// When it was said; the server's clock if absent.
+    #[serde(default)]
+    pub at: Option<TimeArg>,
+    /// A key, for structured ingestion (skips the extractor).
+    #[serde(default)]
+    pub key: Option<KeyArg>,
+    /// The key's value (defaults to the first typed value in the text).
+    #[serde(default)]
+    pub value: Option<String>,
+    /// Entities the text is about.
+    #[serde(default)]
+    pub entities: Vec<String>,
+    /// Provenance, e.g. a message id.
+    #[serde(default)]
+    pub source: Option<String>,
+}
+
+impl ObservationIn {
+    pub(super) fn observation(self) -> Result<Observation, ApiError> {
+        let mut o = Observation::new(self.text, TimeArg::resolve(self.at)?)
+            .with_participants(self.participants)
+            .with_entities(self.entities);
+        if let Some(k) = self.key {
+            o = o.with_key(k.key()?, self.value.as_deref());
+        } else if self.value.is_some() {
+            return Err(ApiError::bad_request(
+                "invalid_input",
+                "value is given without a key: add the key it belongs to, or leave value out",
+            ));
+        }
+        o.source = self.source;
+        o.validate()?;
+        Ok(o)
+    }
+}
+
+/// `POST /v1/observe`: one observation, or `{"observations": [...]}`
+/// committed together (all or none).
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ObserveBatch {
+    /// The observations.
+    pub observations: Vec<ObservationIn>,
+}
+
+/// What the ledger did with one observation.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ReceiptOut {
+    /// The commit that applied it.
+    pub seq: u64,
+    /// `created`, `superseded`, `reobserved`, `absorbed`, `duplicate` or
+    /// `history` (event-time ordering placed it behind a newer value).
+    pub outcome: &'static str,
+    /// The fact it created, restated, was absorbed into or duplicated.
+    pub fact: u64,
+    /// For `superseded`: the value it displaced, now history.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub previous: Option<u64>,
+    /// For `history`: the newer version it was placed under.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub newer: Option<u64>,
+    /// The key it was filed under, `entity/slot[/qualifier]`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+}
+
+impl From<Receipt> for ReceiptOut {
+    fn from(r: Receipt) -> Self {
+        ReceiptOut {
+            seq: r.seq,
+            outcome: r.outcome.name(),
+            fact: r.outcome.fact().0,
+            previous: r.outcome.previous().map(|f| f.0),
+            newer: r.outcome.newer().map(|f| f.0),
+            key: r.key.map(|k| k.to_string()),
+        }
+    }
+}
+
+/// The answer to `POST /v1/observe`, sent once the commit is durable.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ObserveOut {
+    /// One receipt per observation, in order.
+    pub receipts: Vec<ReceiptOut>,
+}
+
+/// Remembers observations; answers once they are durable.
+#[utoipa::path(post, path = "/v1/observe", request_body(content = ObservationIn, description = "one observation, or {\"observations\": [...]} (see ObserveBatch)"),
+    responses((status = 200, body = ObserveOut), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 413, body = ErrorBody), (status = 422, body = ErrorBody), (status = 429, body = ErrorBody)),
+    security(("bearer" = [])))]
+pub async fn observe(
+    State(state): State<AppState>,
+    Authed(tenant): Authed,
+    ApiJson(body): ApiJson<Value>,
+) -> Result<axum::Json<ObserveOut>, ApiError> {
+    let items: Vec<ObservationIn> = if body.get("observations").is_some() {
+        parse::<ObserveBatch>(body)?.observations
+    } else {
+        vec![parse::<ObservationIn>(body)?]
+    };
+    if items.is_empty() {
+        return Err(ApiError::bad_request(
+            "invalid_input",
+            "observations is empty",
+        ));
+    }
+    if items.len() > state.limits.max_batch {
+        return Err(ApiError::bad_request(
+            "batch_too_large",
+            format!(
+                "{} observations in one request, over the limit of {} (--max-batch): split the batch",
+                items.len(),
+                state.limits.max_batch
+            ),
+        ));
+    }
+    let observations = items
+        .into_iter()
+        .enumerate()
+        .map(|(i, o)| {
+            o.observation().map_err(|mut e| {
+                e.message = format!("observation {i}: {}", e.message);
+                e
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let (tx, rx) = oneshot::channel();
+    tenant.write(WriteOp::Observe(observations, tx))?;
+    let receipts = rx
+        .await
+        .map_err(|_| ApiError::unavailable("the writer stopped"))??;
+    Ok(axum::Json(ObserveOut {
+        receipts: receipts.into_iter().map(ReceiptOut::from).collect(),
+    }))
+}
