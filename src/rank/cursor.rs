@@ -82,35 +82,25 @@ impl<'s> TermCursor<'s> {
 pub struct CursorGrid<'s> {
     /// Number of terms (a view's run of cells).
     terms: usize,
-    /// Terms pushed so far.
-    pushed: usize,
     /// Term `t`'s cursor in view `v` at `v * terms + t`; `None` where that
     /// segment lacks the term.
     cells: Vec<Option<TermCursor<'s>>>,
 }
 
 impl<'s> CursorGrid<'s> {
-    /// A grid for `terms` terms over `views` segment views, to be filled
-    /// term by term with [`CursorGrid::push_term`].
-    pub fn new(views: usize, terms: usize) -> Self {
-        CursorGrid {
-            terms,
-            pushed: 0,
-            cells: vec![None; views * terms],
+    /// The grid of `terms` terms over `views` segment views, cell by cell in
+    /// storage order: `cursor(view, term)` is term `term`'s cursor in view
+    /// `view`, if that segment has the term.
+    pub fn build(
+        views: usize,
+        terms: usize,
+        mut cursor: impl FnMut(usize, usize) -> Option<TermCursor<'s>>,
+    ) -> Self {
+        let mut cells = Vec::with_capacity(views * terms);
+        for view in 0..views {
+            cells.extend((0..terms).map(|term| cursor(view, term)));
         }
-    }
-
-    /// Sets the next term's cursors, one per view in view order.
-    pub fn push_term(&mut self, row: impl IntoIterator<Item = Option<TermCursor<'s>>>) {
-        let (term, terms) = (self.pushed, self.terms);
-        assert!(term < terms, "more terms than the grid was made for");
-        let mut views = 0;
-        for (view, cursor) in row.into_iter().enumerate() {
-            self.cells[view * terms + term] = cursor;
-            views += 1;
-        }
-        assert_eq!(views * terms, self.cells.len(), "one cursor per view");
-        self.pushed += 1;
+        CursorGrid { terms, cells }
     }
 
     /// Number of terms.
@@ -214,10 +204,13 @@ mod tests {
     fn remaining_bounds_skip_absent_terms_and_terms_a_bitmap_rules_out() {
         let seg = segment();
         let (common, rare) = (seg.term("common").unwrap(), seg.term("rare").unwrap());
-        let mut grid = CursorGrid::new(2, 3);
-        grid.push_term([Some(TermCursor::new(&seg, rare, 4.0)), None]);
-        grid.push_term([None, Some(TermCursor::new(&seg, common, 1.5))]);
-        grid.push_term([Some(TermCursor::new(&seg, common, 1.5)), None]);
+        // Term 0: rare, in view 0; term 1: common, in view 1; term 2:
+        // common, in view 0.
+        let grid = CursorGrid::build(2, 3, |view, term| match (view, term) {
+            (0, 0) => Some(TermCursor::new(&seg, rare, 4.0)),
+            (1, 1) | (0, 2) => Some(TermCursor::new(&seg, common, 1.5)),
+            _ => None,
+        });
         assert_eq!(grid.terms(), 3);
         assert!(grid.get(1, 0).is_none());
         assert_eq!(grid.get(1, 1).map(|c| c.term), Some(common));
@@ -234,13 +227,5 @@ mod tests {
             .map(|c| c.map(|c| c.term))
             .collect();
         assert_eq!(views, [None, Some(common), None]);
-    }
-
-    #[test]
-    #[should_panic(expected = "one cursor per view")]
-    fn a_row_must_cover_every_view() {
-        let seg = segment();
-        let mut grid = CursorGrid::new(2, 1);
-        grid.push_term([Some(TermCursor::new(&seg, 0, 1.0))]);
     }
 }

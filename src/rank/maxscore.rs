@@ -36,7 +36,6 @@
 
 use super::cursor::CursorGrid;
 use super::plan::Plan;
-use super::scorer::Scratch;
 use super::topn::{Entry, TopN};
 use crate::index::{Segment, SegmentView};
 
@@ -104,6 +103,39 @@ pub(super) struct Candidate {
     rest: f32,
     /// The most its final score can be.
     bound: f32,
+}
+
+/// Reusable per-thread buffers, so a query allocates little.
+#[derive(Debug, Default)]
+pub struct Scratch {
+    /// Partial BM25F per global document (`base + local`).
+    pub(super) partials: Vec<Partial>,
+    /// Activation per graph node (set for this query's activated nodes only).
+    pub(super) activation_by_node: Vec<f32>,
+    /// Documents a list has reached, in the order they were reached.
+    pub(super) reached: Vec<Reached>,
+    /// Per segment view: what pruning knows of it.
+    pub(super) view_bounds: Vec<ViewBound>,
+    /// Candidates between the two passes of `MaxScore::complete`.
+    pub(super) candidates: Vec<Candidate>,
+    /// Complete documents of one view, for `MaxScore::stream`.
+    pub(super) complete_here: Vec<u32>,
+    /// Whether the records of this query's segments fit in cache, so that
+    /// candidates are finished in one pass.
+    pub(super) resident: bool,
+    /// Overrides the cache-resident limit (see [`Scratch::set_resident_limit`]).
+    pub(super) resident_limit: Option<usize>,
+    /// The best documents so far.
+    pub(super) top: TopN,
+}
+
+impl Scratch {
+    /// Treats segments whose records total at most `bytes` as cache-resident
+    /// (finished in one pass; the default is `RESIDENT_BYTES`, 512 KiB). Both paths return the
+    /// same results: tests set 0 to check the two-pass path on small stores.
+    pub fn set_resident_limit(&mut self, bytes: usize) {
+        self.resident_limit = Some(bytes);
+    }
 }
 
 /// One query's walk over its cursors.

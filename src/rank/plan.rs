@@ -6,11 +6,26 @@
 
 use super::Ranker;
 use super::cursor::{CursorGrid, TermCursor};
-use super::scorer::{Cancel, Strategy};
 use crate::config::ScoreParams;
 use crate::graph::NodeId;
 use crate::index::SegmentView;
 use crate::index::segment::{DocRecord, FIELDS, Segment, doc_len, merged_tf};
+
+/// How much of the posting lists to read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Strategy {
+    /// Skip what provably cannot reach the top-n (the default).
+    Pruned,
+    /// Score every posting: the slow twin the tests compare against.
+    Exhaustive,
+}
+
+/// Lets the owner of a running query ask it to stop (fresh mode's cancel
+/// flag). The scorer checks it before scoring and between query terms.
+pub trait Cancel {
+    /// Whether the query should stop now.
+    fn is_cancelled(&self) -> bool;
+}
 
 /// Everything about a query that is the same for every segment.
 pub(super) struct Plan<'a> {
@@ -56,23 +71,23 @@ impl Plan<'_> {
         self.strategy == Strategy::Pruned
     }
 
-    /// The cursors of terms `tids` (per term, its id in each view's segment,
-    /// in processing order) with their upper bounds.
+    /// The cursors of terms `ids` (per term in processing order, its id in
+    /// each view's segment) with their upper bounds.
     pub fn cursors<'s>(
         &self,
         views: &'s [SegmentView],
-        tids: &[Vec<Option<u32>>],
+        ids: &[Vec<Option<u32>>],
     ) -> CursorGrid<'s> {
-        let mut grid = CursorGrid::new(views.len(), tids.len());
-        for (weight, ids) in self.weights.iter().zip(tids) {
-            grid.push_term(views.iter().zip(ids).map(|(view, id)| {
-                id.map(|term| {
-                    let segment = &*view.segment;
-                    TermCursor::new(segment, term, self.upper_bound(*weight, segment, term))
-                })
-            }));
-        }
-        grid
+        CursorGrid::build(views.len(), ids.len(), |view, term| {
+            ids[term][view].map(|id| {
+                let segment = &*views[view].segment;
+                TermCursor::new(
+                    segment,
+                    id,
+                    self.upper_bound(self.weights[term], segment, id),
+                )
+            })
+        })
     }
 
     #[inline]

@@ -3,19 +3,22 @@
 //! snapshot publisher uses to skip contexts a change cannot reach.
 //!
 //! A query runs in three steps: [`shortlist_with`] weighs the query terms
-//! against the corpus statistics and builds the [`Plan`] (what is the same
+//! against the corpus statistics and builds the `Plan` (`plan.rs`: what is the same
 //! for every segment) and the posting cursors (`cursor.rs`, one per term and
 //! segment); `maxscore.rs` walks them with exact pruning into the top-n
-//! (`topn.rs`). `plan.rs` holds the per-document arithmetic both the pruned
+//! (`topn.rs`), reusing the per-thread `Scratch` buffers. The plan holds the
+//! per-document arithmetic both the pruned
 //! and the exhaustive walk use, so their scores are bit-identical.
 
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
-use super::maxscore::{Candidate, MaxScore, Partial, Reached, ViewBound};
+use super::maxscore::MaxScore;
 use super::plan::Plan;
-use super::topn::TopN;
+
+pub use super::maxscore::Scratch;
+pub use super::plan::{Cancel, Strategy};
 use super::{QueryTerm, Ranker, normalized_query_terms};
 use crate::error::{Error, Result};
 use crate::fact::{FactBody, FactId, name_key};
@@ -36,55 +39,6 @@ pub struct Scored {
     pub score: f32,
     /// Its content.
     pub body: Arc<FactBody>,
-}
-
-/// How much of the posting lists to read.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Strategy {
-    /// Skip what provably cannot reach the top-n (the default).
-    Pruned,
-    /// Score every posting: the slow twin the tests compare against.
-    Exhaustive,
-}
-
-/// Reusable per-thread buffers, so a query allocates little.
-#[derive(Debug, Default)]
-pub struct Scratch {
-    /// Partial BM25F per global document (`base + local`).
-    pub(super) partials: Vec<Partial>,
-    /// Activation per graph node (set for this query's activated nodes only).
-    pub(super) activation_by_node: Vec<f32>,
-    /// Documents a list has reached, in the order they were reached.
-    pub(super) reached: Vec<Reached>,
-    /// Per segment view: what pruning knows of it.
-    pub(super) view_bounds: Vec<ViewBound>,
-    /// Candidates between the two passes of `MaxScore::complete`.
-    pub(super) candidates: Vec<Candidate>,
-    /// Complete documents of one view, for `MaxScore::stream`.
-    pub(super) complete_here: Vec<u32>,
-    /// Whether the records of this query's segments fit in cache, so that
-    /// candidates are finished in one pass.
-    pub(super) resident: bool,
-    /// Overrides the cache-resident limit (see [`Scratch::set_resident_limit`]).
-    pub(super) resident_limit: Option<usize>,
-    /// The best documents so far.
-    pub(super) top: TopN,
-}
-
-impl Scratch {
-    /// Treats segments whose records total at most `bytes` as cache-resident
-    /// (finished in one pass; the default is `RESIDENT_BYTES`, 512 KiB). Both paths return the
-    /// same results: tests set 0 to check the two-pass path on small stores.
-    pub fn set_resident_limit(&mut self, bytes: usize) {
-        self.resident_limit = Some(bytes);
-    }
-}
-
-/// Lets the owner of a running query ask it to stop (fresh mode's cancel
-/// flag). The scorer checks it before scoring and between query terms.
-pub trait Cancel {
-    /// Whether the query should stop now.
-    fn is_cancelled(&self) -> bool;
 }
 
 /// What the scorer needs from a request.
