@@ -198,6 +198,19 @@ impl Store {
     fn query_time(&self) -> WallTime {
         self.observed(self.n + 1)
     }
+
+    fn vocabulary(&self) -> Vocabulary {
+        if self.narrow {
+            Vocabulary::Narrow
+        } else {
+            Vocabulary::Wide
+        }
+    }
+
+    /// Twelve queries over the store's vocabulary.
+    fn queries(&self, seed: u64) -> Vec<pfm_synth::SynthQuery> {
+        pfm_synth::generate(self.n, seed, self.vocabulary(), 12).1
+    }
 }
 
 fn store() -> impl Strategy<Value = Store> {
@@ -225,13 +238,19 @@ fn store() -> impl Strategy<Value = Store> {
         )
 }
 
+/// A store, one to three rankers (two choice bytes each), a shortlist
+/// length and a query seed.
+fn case() -> impl Strategy<Value = (Store, Vec<(u8, u8)>, usize, u64)> {
+    (
+        store(),
+        prop::collection::vec((any::<u8>(), any::<u8>()), 1..4),
+        1usize..60,
+        any::<u64>(),
+    )
+}
+
 fn build(s: &Store) -> Memory {
-    let vocabulary = if s.narrow {
-        Vocabulary::Narrow
-    } else {
-        Vocabulary::Wide
-    };
-    let (facts, _) = pfm_synth::generate(s.n, s.seed, vocabulary, 0);
+    let (facts, _) = pfm_synth::generate(s.n, s.seed, s.vocabulary(), 0);
     let mut m = Memory::new(Config {
         merge: MergeMode::Inline,
         ..Config::default()
@@ -269,15 +288,11 @@ proptest! {
 
     #[test]
     fn prop_pruned_equals_exhaustive(
-        s in store(),
-        rankers in prop::collection::vec((any::<u8>(), any::<u8>()), 1..4),
-        n in 1usize..60,
-        query_seed in any::<u64>(),
+        (s, rankers, n, query_seed) in case(),
     ) {
         let m = build(&s);
         let version = m.version();
-        let vocabulary = if s.narrow { Vocabulary::Narrow } else { Vocabulary::Wide };
-        let (_, queries) = pfm_synth::generate(s.n, query_seed, vocabulary, 12);
+        let queries = s.queries(query_seed);
         let mut scratch = Scratch::default();
         // Small stores fit in cache and are finished in one pass; this one
         // takes the two-pass path of large stores.
@@ -301,16 +316,12 @@ proptest! {
 
     #[test]
     fn prop_scores_match_an_independent_bm25f(
-        s in store(),
-        rankers in prop::collection::vec((any::<u8>(), any::<u8>()), 1..4),
-        n in 1usize..60,
-        query_seed in any::<u64>(),
+        (s, rankers, n, query_seed) in case(),
     ) {
         let m = build(&s);
         let version = m.version();
         let oracle = Oracle::new(&m);
-        let vocabulary = if s.narrow { Vocabulary::Narrow } else { Vocabulary::Wide };
-        let (_, queries) = pfm_synth::generate(s.n, query_seed, vocabulary, 12);
+        let queries = s.queries(query_seed);
         let mut scratch = Scratch::default();
         for (choice, flags) in rankers {
             let ranker = bm25f_ranker(choice, flags);

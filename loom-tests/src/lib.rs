@@ -1,6 +1,6 @@
 //! Loom models of the serving protocols behind Propositions 1 and 2 of the
 //! PFM paper, one test file per protocol under `tests/`. Every model drives
-//! `pfm`'s real serving code through its sync shim (`pfm::sync`), which
+//! `pfm`'s real serving code through its sync shim (`pfm_serve::sync`), which
 //! swaps in loom's primitives under `--cfg loom`.
 //!
 //! Run: `RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p loom-tests --release -- --nocapture`

@@ -428,7 +428,7 @@ pub fn markdown(summary: &Summary, meta: &RunMeta) -> String {
          Wilson intervals over chains where the observed rate is 0 or 1. {} answerable requests per \
          arm and budget over seeds {:?}; k = 6. Latencies are the whole `retrieve` call on this \
          machine over all seeds (the paper's are CPython on an Apple M2, seed 7). Arm names are \
-         those of `pfm eval --arms` (see `src/eval/arms.rs`).\n",
+         those of `pfm eval --arms` (see `crates/harness/src/eval/arms.rs`).\n",
         summary.bootstrap_reps, summary.queries, summary.seeds
     );
 
