@@ -157,7 +157,7 @@ impl Oracle {
 /// Rankers whose score is BM25F times recency (no usage, no association):
 /// the baselines, and PFM's fields and query with those two factors off.
 fn bm25f_ranker(choice: u8, flags: u8) -> Ranker {
-    if choice % 2 == 0 {
+    if choice.is_multiple_of(2) {
         return Ranker::bm25(true, flags & 1 != 0, flags & 2 != 0);
     }
     Ranker {

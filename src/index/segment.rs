@@ -17,14 +17,14 @@
 //!    cut into segments. In `f64` the factors stay finite for times within
 //!    about 1,000 half-lives of `A` (2025 ± 39 years at the 14-day usage
 //!    half-life, ± 84 years for recency).
-//! 5. The forward data of document `d` ([`Segment::doc`]) is the transpose
+//! 5. The forward data of document `d` ([`Segment::record`]) is the transpose
 //!    of the postings: `(t, tf)` is among its terms, listed by ascending term
 //!    id, exactly when `d` is on `t`'s posting list with frequencies `tf`.
 //! 6. Bounds for pruning without reading a record: the anchored recency of
 //!    every document of block `d >> BLOCK_SHIFT` is at most that block's
 //!    [`Segment::block_rec`], and that of every posting's document at most
 //!    its chunk's [`Segment::chunk_rec`]; a term on at least one document in [`DENSE`]
-//!    has a bitmap ([`Segment::bitmap_at`]) whose bit `d` is set exactly when
+//!    has a bitmap ([`Segment::bitmap`]) whose bit `d` is set exactly when
 //!    `d` is on its posting list.
 //!
 //! Built by [`Segment::build`]; checked by the unit tests below and by

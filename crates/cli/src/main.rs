@@ -57,7 +57,7 @@ enum Command {
     /// synthetic corpus, time 300 queries after 50 warm-ups, and report
     /// p50/p99/max, construction cost, memory, the longest posting list and
     /// commit-to-visible. Writes CSV, markdown and a log-log SVG plot under
-    /// --out/<date>-<host>/.
+    /// `--out/<date>-<host>/`.
     Scale(scale::ScaleArgs),
     /// Observe a revision chain and print the memory block before and after
     /// each revision (keyed supersession at work).

@@ -3,7 +3,7 @@
 //!
 //! - [`generator`]: the benchmark instances of Appendix B (one per seed);
 //! - [`arms`]: the retrieval arms and the stores they read;
-//! - [`judge`]: Eq. (1) over one block, by token-boundary containment;
+//! - [`judge`](mod@judge): Eq. (1) over one block, by token-boundary containment;
 //! - [`stats`]: two-level bootstrap, Wilson, permutation test, TOST;
 //! - [`noise`]: the key-noise grid of Table 16;
 //! - [`slices`]: the benchmark slices of Appendix N;

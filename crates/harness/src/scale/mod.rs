@@ -19,7 +19,7 @@
 //! (`block_lines_total`) cross-checks the two.
 //!
 //! - [`report`]: CSV, markdown, the log-log plot and the run folder.
-//! - [`reference`]: another engine timed on the same files, in the same run.
+//! - [`reference`](mod@reference): another engine timed on the same files, in the same run.
 //! - [`runner`]: the driver: one child process per row, the reference after
 //!   it, the run folder.
 
@@ -153,7 +153,7 @@ pub enum Corpus {
 }
 
 /// Measures one row; with a profiler, also profiles (untimed) a second
-/// build of the store and [`PROFILE_SECS`] of the timed queries in a loop.
+/// build of the store and `PROFILE_SECS` of the timed queries in a loop.
 pub fn measure(
     corpus: Corpus,
     probe: &dyn MemoryProbe,

@@ -6,8 +6,8 @@
 //! # Layout
 //! - [`auth`]: the authenticated tenant of a request.
 //! - [`args`]: arguments several endpoints share (times, keys).
-//! - [`observe`], [`retrieve`], [`contexts`], [`facts`]: one file per
-//!   resource, its bodies and handlers.
+//! - [`observe`](mod@observe), [`retrieve`](mod@retrieve), [`contexts`],
+//!   [`facts`]: one file per resource, its bodies and handlers.
 //! - [`service`]: `/healthz` and the OpenAPI document.
 
 pub mod args;
