@@ -272,3 +272,68 @@ proptest! {
         }
     }
 }
+
+/// Keyless statements that share most of their words: a subject, a long
+/// shared description, one of several relations and one of several objects
+/// (places, quoted titles, years), with optional filler that only stop words
+/// and punctuation change.
+const SUBJECTS: [&str; 2] = ["Ivan Vazov", "Mark Rutte"];
+const RELATIONS: [&str; 4] = [
+    "was born in",
+    "was head of state of",
+    "was head of government of",
+    "lived in",
+];
+const OBJECTS: [&str; 5] = [
+    "Berkeley",
+    "Botevgrad",
+    "\"the old town\"",
+    "\"the new town\"",
+    "1850",
+];
+
+fn statement(s: usize, r: usize, o: usize, filler: bool) -> String {
+    let opener = if filler { "As it happens, " } else { "" };
+    format!(
+        "{opener}{}, the well known Bulgarian poet and novelist and playwright, {} {}{}",
+        SUBJECTS[s],
+        RELATIONS[r],
+        OBJECTS[o],
+        if filler { "!" } else { "." }
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// Absorption never removes the only copy of a distinct value or
+    /// relation: whenever a statement is absorbed, the fact that absorbed it
+    /// states the same relation and the same object, and after every step
+    /// each statement made so far is stated by some active fact.
+    #[test]
+    fn prop_absorption_keeps_every_distinct_value(
+        stmts in prop::collection::vec((0..SUBJECTS.len(), 0..RELATIONS.len(), 0..OBJECTS.len(), any::<bool>()), 1..30)
+    ) {
+        let mut m = Memory::new(Config { merge: MergeMode::Inline, ..Config::default() }).unwrap();
+        let mut said: Vec<(usize, usize, usize)> = Vec::new();
+        for (i, (s, r, o, filler)) in stmts.into_iter().enumerate() {
+            let text = statement(s, r, o, filler);
+            let receipt = m
+                .observe(Observation::new(text.clone(), day(i as i64)).with_entities([SUBJECTS[s]]))
+                .unwrap();
+            if let pfm::Outcome::Absorbed { into } = receipt.outcome {
+                let kept = &m.fact(into).unwrap().body.text;
+                let states = |t: &str| t.contains(RELATIONS[r]) && t.contains(OBJECTS[o]);
+                prop_assert!(states(kept), "{:?} was absorbed into {:?}", text, kept);
+            }
+            said.push((s, r, o));
+            for &(s, r, o) in &said {
+                let stated = m.ledger().active().any(|f| {
+                    let t = &f.body.text;
+                    t.contains(SUBJECTS[s]) && t.contains(RELATIONS[r]) && t.contains(OBJECTS[o])
+                });
+                prop_assert!(stated, "nothing active states {} {} {}", SUBJECTS[s], RELATIONS[r], OBJECTS[o]);
+            }
+        }
+    }
+}

@@ -18,15 +18,42 @@ pub fn text_hash(normalized: &str) -> u64 {
     FxBuildHasher.hash_one(normalized)
 }
 
-/// Whether a normalized token carries a value: it has a digit (times, dates,
-/// amounts, rooms) or is a month. Two sentences that differ only in such
-/// tokens state different values, however similar the rest is.
+/// Whether a normalized token carries a value by its shape: it has a digit
+/// (times, dates, amounts, rooms) or is a month. Two sentences that differ
+/// in such tokens state different values, however similar the rest is.
 pub fn is_value_token(token: &str) -> bool {
     token.bytes().any(|b| b.is_ascii_digit()) || text::is_month(token)
 }
 
+/// The value-bearing tokens of a text, normalized: tokens shaped like
+/// values ([`is_value_token`]), words capitalised in `raw` that are not stop
+/// words (names and places: "born in Berkeley" / "born in Botevgrad"), and
+/// every token inside double quotes (titles, quoted values). Capitalisation
+/// is read from the raw text because normalization lowercases it; a
+/// capitalised sentence opener counts too, which only makes absorption
+/// rarer, never lossy.
+fn value_tokens(raw: &str, normalized: &str) -> Vec<String> {
+    let mut values: Vec<String> = text::tokens(normalized)
+        .filter(|t| is_value_token(t))
+        .map(str::to_owned)
+        .collect();
+    let words = raw.split(|c: char| !c.is_alphanumeric());
+    for word in words.filter(|w| w.chars().next().is_some_and(char::is_uppercase)) {
+        let norm = text::normalize(word);
+        values.extend(text::content_tokens(&norm).map(str::to_owned));
+    }
+    for (i, span) in raw.split(['"', '\u{201C}', '\u{201D}']).enumerate() {
+        // Odd pieces lie between an opening and a closing quote.
+        if i % 2 == 1 {
+            values.extend(text::tokens(&text::normalize(span)).map(str::to_owned));
+        }
+    }
+    values
+}
+
 /// What admission compares: the sorted, de-duplicated hashes of a text's
-/// content tokens (no stop words) and of its value-bearing tokens.
+/// content tokens (no stop words) and of its value-bearing tokens
+/// (`value_tokens`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Signature {
     /// Text hash, for the duplicate check.
@@ -43,12 +70,12 @@ fn sorted_hashes<'a>(tokens: impl Iterator<Item = &'a str>) -> Box<[u64]> {
 }
 
 impl Signature {
-    /// The signature of normalized text.
-    pub fn of(normalized: &str) -> Self {
+    /// The signature of a text, given as observed and [`text::normalize`]d.
+    pub fn of(raw: &str, normalized: &str) -> Self {
         Signature {
             text: text_hash(normalized),
             content: sorted_hashes(text::content_tokens(normalized)),
-            values: sorted_hashes(text::tokens(normalized).filter(|t| is_value_token(t))),
+            values: sorted_hashes(value_tokens(raw, normalized).iter().map(String::as_str)),
         }
     }
 
@@ -60,6 +87,15 @@ impl Signature {
     /// Whether both texts carry the same value-bearing tokens.
     pub fn same_values(&self, other: &Signature) -> bool {
         self.values == other.values
+    }
+
+    /// Whether every content token of `self` is among `other`'s: `self`
+    /// restates `other` (perhaps more briefly) and says nothing it lacks.
+    /// "X is head of state" is not contained in "X is head of government",
+    /// however many words they share.
+    pub fn contained_in(&self, other: &Signature) -> bool {
+        let mut theirs = other.content.iter();
+        self.content.iter().all(|t| theirs.any(|o| o == t))
     }
 
     /// Token Jaccard similarity of the content tokens, `|A ∩ B| / |A ∪ B|`;
@@ -91,7 +127,7 @@ mod tests {
     use crate::text::normalize;
 
     fn sig(s: &str) -> Signature {
-        Signature::of(&normalize(s))
+        Signature::of(s, &normalize(s))
     }
 
     #[test]
@@ -102,6 +138,37 @@ mod tests {
         assert!(a.same_values(&b));
         assert!(!a.same_values(&c));
         assert_eq!(a.value_hash(), b.value_hash());
+    }
+
+    #[test]
+    fn names_and_quoted_spans_carry_values() {
+        let a = sig(
+            "Ivan Vazov, Bulgarian poet, novelist and playwright of the revival, was born in Berkeley",
+        );
+        let b = sig(
+            "Ivan Vazov, Bulgarian poet, novelist and playwright of the revival, was born in Botevgrad",
+        );
+        assert!(!a.same_values(&b), "place names are values");
+        assert!(a.jaccard(&b) >= 0.8, "the case the old rule absorbed");
+        let q = sig(r#"Alex's favourite film is "the shining""#);
+        let r = sig(r#"Alex's favourite film is "the birds""#);
+        assert!(
+            !q.same_values(&r),
+            "quoted spans are values, whatever their case"
+        );
+        assert!(sig("the standup is at 9am").same_values(&sig("The standup is at 9am")));
+    }
+
+    #[test]
+    fn containment_is_one_way_and_ignores_stop_words() {
+        let state = sig("Mark Rutte was the head of state of the Netherlands until 2024");
+        let gov = sig("Mark Rutte was the head of government of the Netherlands until 2024");
+        assert!(!state.contained_in(&gov) && !gov.contained_in(&state));
+        let short = sig("Alex prefers oat milk");
+        let long = sig("Alex prefers oat milk in the coffee");
+        assert!(short.contained_in(&long));
+        assert!(!long.contained_in(&short));
+        assert!(sig("Alex prefers oat milk!").contained_in(&short));
     }
 
     #[test]

@@ -18,8 +18,12 @@
 //!    draft stated before the active value instead enters the chain as
 //!    history at its stated-time position, and the active value stays.
 //! 3. **Keyless.** The draft is *absorbed* into an active fact that shares an
-//!    entity when their content-token Jaccard is at least the threshold and
-//!    their value-bearing tokens are equal; otherwise it is created.
+//!    entity when their content-token Jaccard is at least the threshold,
+//!    their value-bearing tokens (numbers, dates, capitalised names, quoted
+//!    spans) are equal, and the draft has no content token the fact lacks
+//!    (so a different relation, "head of state" after "head of government",
+//!    is never merged); otherwise it is created. Absorption therefore never
+//!    discards a value or a relation that no active fact states.
 //!
 //! # Invariants
 //! 1. At most one current fact per key (Proposition 1).
@@ -306,7 +310,7 @@ impl Ledger {
                         "facts {other} and {id} are both current for key {key}"
                     ));
                 }
-                ledger.index_active(id, Signature::of(&text::normalize(&body.text)));
+                ledger.index_active(id, Signature::of(&body.text, &text::normalize(&body.text)));
             }
         }
         ledger.verify()?;
@@ -404,7 +408,7 @@ impl Ledger {
     }
 
     fn apply(&mut self, draft: Draft, u: Seq, t: WallTime, changes: &mut Vec<Change>) -> Outcome {
-        let sig = Signature::of(&draft.normalized);
+        let sig = Signature::of(&draft.text, &draft.normalized);
         if self.admission.dedup
             && let Some(of) = self.find_duplicate(&draft.normalized, &sig)
         {
@@ -508,6 +512,9 @@ impl Ledger {
             for &id in bucket {
                 let theirs = &self.signatures[&id];
                 if self.admission.value_token_match && !sig.same_values(theirs) {
+                    continue;
+                }
+                if !sig.contained_in(theirs) {
                     continue;
                 }
                 let j = sig.jaccard(theirs);

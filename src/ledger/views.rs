@@ -139,7 +139,9 @@ impl Ledger {
             }
             if f.state.is_current() {
                 let norm = text::normalize(&f.body.text);
-                if self.signatures.get(&f.id()) != Some(&admission::Signature::of(&norm)) {
+                if self.signatures.get(&f.id())
+                    != Some(&admission::Signature::of(&f.body.text, &norm))
+                {
                     return Err(format!("{} has no or a stale admission signature", f.id()));
                 }
                 expected_hash
