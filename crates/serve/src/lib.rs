@@ -49,7 +49,7 @@ pub use construction::{Construction, ConstructionActor, ConstructionMsg};
 pub use handoff::{Completion, Waited};
 pub use metrics::{Metrics, Probe, Quantity, Summary};
 pub use pool::{Reply, RetrievalJob, Worker, WorkerPool};
-pub use request::{Requester, Served, Source, Timings};
+pub use request::{Fallback, Requester, Served, Source, Timings};
 pub use snapshot::{
     Changed, Context, ContextHandle, ContextId, Contexts, Snapshot, SnapshotPublisher,
 };
@@ -390,6 +390,11 @@ impl Runtime {
     /// The newest published index version.
     pub fn version(&self) -> Shared<IndexVersion> {
         self.versions.load()
+    }
+
+    /// The publication of index versions (for [`Fallback::Newest`]).
+    pub fn publication(&self) -> &Publication<IndexVersion> {
+        &self.versions
     }
 
     /// The runtime's histograms and counters.

@@ -25,11 +25,12 @@ use super::pool::{Reply, RetrievalJob};
 use super::snapshot::Context;
 use crate::sync::fault::{self, Fault};
 use crate::sync::queue::{Sender, TrySendError};
-use crate::sync::{Deadline, Shared};
+use crate::sync::{Deadline, Publication, Shared};
 use pfm::block::Block;
 use pfm::error::{Error, Result};
 use pfm::fact::Seq;
-use pfm::retrieve::Request;
+use pfm::index::IndexVersion;
+use pfm::retrieve::{Request, retrieve};
 
 /// By default a fresh job is hedged after half of `ω`.
 pub const DEFAULT_HEDGE: f64 = 0.5;
@@ -46,6 +47,17 @@ pub enum Source {
     FallbackTimedOut,
     /// The snapshot, because no worker was free to take the job (part of `h`).
     FallbackNoFreeWorker,
+}
+
+/// What a fresh request answers with when its worker misses `ω` or none is
+/// free: never an empty block that looks like an answer.
+#[derive(Clone, Copy, Debug)]
+pub enum Fallback<'a> {
+    /// A registered context's published snapshot (one load).
+    Snapshot(&'a Context),
+    /// The request itself, retrieved on the calling thread from the newest
+    /// published version: later than `ω`, but the right block.
+    Newest(&'a Publication<IndexVersion>),
 }
 
 /// Timings of one response, measured on the request thread.
@@ -128,15 +140,15 @@ impl Requester {
     /// the newest version if that finishes within `omega`, else the snapshot.
     pub fn fresh(&mut self, context: &Context, omega: Duration) -> Result<Served> {
         let request = context.request_at(&self.clock);
-        self.fresh_request(request, Some(context), omega)
+        self.fresh_request(request, Fallback::Snapshot(context), omega)
     }
 
-    /// Fresh mode for any request; without a context to fall back on, a late
-    /// or refused job answers with an empty block.
+    /// Fresh mode for any request; a late or refused job answers from
+    /// `fallback`.
     pub fn fresh_request(
         &mut self,
         request: Arc<Request>,
-        fallback: Option<&Context>,
+        fallback: Fallback<'_>,
         omega: Duration,
     ) -> Result<Served> {
         if omega.is_zero() {
@@ -160,13 +172,14 @@ impl Requester {
             Ok(()) => {}
             Err(TrySendError::Full(_)) => {
                 Counters::bump(&self.metrics.counters.no_free_worker);
-                return Ok(self.fall_back(
+                return self.fall_back(
                     fallback,
+                    &request,
                     Source::FallbackNoFreeWorker,
                     start,
                     handoff,
                     None,
-                ));
+                );
             }
             Err(TrySendError::Disconnected(_)) => {
                 return Err(Error::ShutDown("the worker pool has stopped".into()));
@@ -181,7 +194,7 @@ impl Requester {
                         // worker, if one is free; whichever finishes first
                         // delivers, the other's reply is dropped.
                         let hedge = RetrievalJob {
-                            request,
+                            request: request.clone(),
                             completion: completion.clone(),
                             deadline: start + omega,
                         };
@@ -221,13 +234,14 @@ impl Requester {
             }
             Waited::TimedOut => {
                 Counters::bump(&self.metrics.counters.fallbacks);
-                Ok(self.fall_back(
+                self.fall_back(
                     fallback,
+                    &request,
                     Source::FallbackTimedOut,
                     start,
                     handoff,
                     Some(omega),
-                ))
+                )
             }
         }
     }
@@ -268,25 +282,34 @@ impl Requester {
         }
     }
 
-    /// Answers from the context's snapshot (or with an empty block). On a
-    /// timeout, `σ` is the observed wait minus `ω` and the read.
+    /// Answers from the fallback. On a timeout, `σ` is the observed wait
+    /// minus `ω` and the read (a retrieval on this thread counts as the read).
     fn fall_back(
         &mut self,
-        context: Option<&Context>,
+        fallback: Fallback<'_>,
+        request: &Request,
         source: Source,
         start: Instant,
         handoff: Duration,
         omega: Option<Duration>,
-    ) -> Served {
-        let mut served = match context {
-            Some(c) => self.read(c, source),
-            None => Served {
-                block: Arc::new(Block::default()),
-                source,
-                store_seq: 0,
-                snapshot_age: None,
-                timings: Timings::default(),
-            },
+    ) -> Result<Served> {
+        let mut served = match fallback {
+            Fallback::Snapshot(c) => self.read(c, source),
+            Fallback::Newest(versions) => {
+                let began = Instant::now();
+                let version = versions.load();
+                let block: Block = retrieve(&version, request)?;
+                Served {
+                    block: Arc::new(block),
+                    source,
+                    store_seq: version.seq,
+                    snapshot_age: None,
+                    timings: Timings {
+                        read: Some(began.elapsed()),
+                        ..Timings::default()
+                    },
+                }
+            }
         };
         let read = served.timings.read;
         let fresh = start.elapsed();
@@ -306,6 +329,6 @@ impl Requester {
             fresh: Some(fresh),
             sigma,
         };
-        served
+        Ok(served)
     }
 }

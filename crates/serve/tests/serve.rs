@@ -11,8 +11,8 @@ use pfm::rules::{Abstain, Identity, Rules};
 use pfm::{Error, Memory, Observation, Outcome, Request};
 use pfm_serve::sync::queue;
 use pfm_serve::{
-    Changed, Completion, Construction, Contexts, Metrics, Requester, RetrievalJob, Runtime,
-    ServeOptions, SnapshotPublisher, Source, Worker, wall_clock,
+    Changed, Completion, Construction, Contexts, Fallback, Metrics, Requester, RetrievalJob,
+    Runtime, ServeOptions, SnapshotPublisher, Source, Worker, wall_clock,
 };
 
 // The fixtures the core's integration tests use too.
@@ -208,6 +208,33 @@ fn a_full_queue_is_reported_not_waited_on() {
     assert_eq!(b.metrics.counters.no_free_worker.load(Ordering::Relaxed), 1);
 }
 
+/// Issue 17.5: a fresh request with no registered context whose worker
+/// misses `ω` (or finds no free worker) used to answer `block: ""`; it now
+/// answers the block of the newest version, retrieved by the request thread.
+#[test]
+fn a_fresh_request_without_a_context_never_falls_back_to_an_empty_block() {
+    let mut b = bench(1, None);
+    let request = Arc::new(standup(2));
+    let newest = b.construction.versions().load();
+    let expected = pfm::retrieve::retrieve(&newest, &request).unwrap();
+    assert!(expected.text.contains("9:30am"), "{}", expected.text);
+    let fallback = Fallback::Newest(b.construction.versions());
+    let late = b
+        .requester
+        .fresh_request(request.clone(), fallback, Duration::from_millis(5))
+        .unwrap();
+    assert_eq!(late.source, Source::FallbackTimedOut);
+    assert_eq!(late.block.text, expected.text);
+    assert_eq!(late.store_seq, newest.seq);
+    // The abandoned job still holds the only queue slot: no free worker.
+    let refused = b
+        .requester
+        .fresh_request(request, fallback, Duration::from_secs(60))
+        .unwrap();
+    assert_eq!(refused.source, Source::FallbackNoFreeWorker);
+    assert_eq!(refused.block.text, expected.text);
+}
+
 #[test]
 fn requests_complete_while_construction_is_held_inside_a_commit() {
     let runtime = Arc::new(Runtime::start(memory(), options()).unwrap());
@@ -381,7 +408,7 @@ fn bad_input_is_a_typed_error() {
     assert!(matches!(
         requester.fresh_request(
             Arc::new(standup(2).with_budget(3)),
-            None,
+            Fallback::Newest(runtime.publication()),
             Duration::from_millis(5)
         ),
         Err(Error::BudgetTooSmall { .. })

@@ -18,7 +18,7 @@ use pfm::block::Block;
 use pfm::ledger::AsOf;
 use pfm::retrieve::{Request, retrieve};
 use pfm::rules::Rules;
-use pfm_serve::{Quantity, Served, Source, Timings};
+use pfm_serve::{Fallback, Quantity, Served, Source, Timings};
 
 /// Retrieval mode.
 #[derive(Clone, Copy, Debug, Default, Deserialize, ToSchema, PartialEq, Eq)]
@@ -28,7 +28,8 @@ pub enum Mode {
     #[default]
     Snapshot,
     /// A worker's retrieval on the newest version within `omega_us`, else
-    /// the context's snapshot (or an empty block without a context).
+    /// the context's snapshot (without a context: the request retrieved on
+    /// the newest version by the request thread itself, late but right).
     Fresh,
 }
 
@@ -302,7 +303,8 @@ pub async fn retrieve_block(
                     Mode::Fresh => {
                         let (requester, _) = local.of(&tenant)?;
                         let request = Arc::new(request);
-                        (requester.fresh_request(request, None, omega)?, false)
+                        let newest = Fallback::Newest(tenant.runtime.publication());
+                        (requester.fresh_request(request, newest, omega)?, false)
                     }
                 },
                 // Infallible: a request is built whenever context_id is absent.
