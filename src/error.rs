@@ -22,6 +22,15 @@ pub enum Error {
         max: usize,
     },
 
+    /// A request's context is longer than the store accepts.
+    #[error("context is {len} bytes, over the {max}-byte limit: send the last message or two")]
+    ContextTooLong {
+        /// Length of the rejected context in bytes.
+        len: usize,
+        /// The limit in bytes.
+        max: usize,
+    },
+
     /// A text contained a control character other than tab or newline.
     #[error(
         "{field} contains control character U+{codepoint:04X} at byte {position}: remove it or replace it with a space"
@@ -33,6 +42,37 @@ pub enum Error {
         codepoint: u32,
         /// Its byte offset.
         position: usize,
+    },
+
+    /// A list of names is longer than the limit.
+    #[error("{count} {field} names, over the limit of {max}: send the ones this message is about")]
+    TooManyNames {
+        /// Which list (`participant`, `entity`).
+        field: &'static str,
+        /// How many were sent.
+        count: usize,
+        /// The limit.
+        max: usize,
+    },
+
+    /// A name is longer than the limit.
+    #[error("{field} name is {len} bytes, over the {max}-byte limit: shorten it")]
+    NameTooLong {
+        /// Which input (`participant`, `entity`, `key entity`, `key slot`).
+        field: &'static str,
+        /// Its length in bytes.
+        len: usize,
+        /// The limit in bytes.
+        max: usize,
+    },
+
+    /// Too many contexts are registered.
+    #[error(
+        "{max} contexts are registered, the limit: unregister one (DELETE /v1/contexts/ID) before registering another"
+    )]
+    TooManyContexts {
+        /// The limit.
+        max: usize,
     },
 
     /// A participant, entity or key part was empty after trimming.
@@ -163,10 +203,18 @@ pub(crate) fn check_no_control(field: &'static str, s: &str) -> Result<()> {
     }
 }
 
-/// Checks a name (participant, entity, key part): non-empty, no control characters.
+/// Checks a name (participant, entity, key part): non-empty, at most
+/// [`MAX_NAME_BYTES`](crate::limits::MAX_NAME_BYTES), no control characters.
 pub(crate) fn check_name(field: &'static str, s: &str) -> Result<()> {
     if s.trim().is_empty() {
         return Err(Error::EmptyName { field });
+    }
+    if s.len() > crate::limits::MAX_NAME_BYTES {
+        return Err(Error::NameTooLong {
+            field,
+            len: s.len(),
+            max: crate::limits::MAX_NAME_BYTES,
+        });
     }
     check_no_control(field, s)?;
     if s.contains('\n') || s.contains('\t') {

@@ -43,7 +43,8 @@
 //! - [`retrieve`]: requests and the read path (a pure function of a version).
 //! - [`memory`]: the store as a library user sees it.
 //! - [`pmap`]: the persistent map versions share with the writer.
-//! - [`config`], [`error`]: parameters and errors.
+//! - [`config`], [`error`], [`limits`]: parameters, errors, and the hard
+//!   bounds on one observation or request.
 
 pub mod block;
 pub mod config;
@@ -54,6 +55,7 @@ pub mod graph;
 pub mod ids;
 pub mod index;
 pub mod ledger;
+pub mod limits;
 pub mod memory;
 pub mod pmap;
 pub mod rank;

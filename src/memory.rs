@@ -22,14 +22,12 @@ use crate::index::{
     CorpusWriter, DocAttrs, DocInput, IndexVersion, Segment, SegmentView, corpus::Corpus,
 };
 use crate::ledger::{AsOf, Change, Commit, Draft, Ledger, Outcome, names_of};
+use crate::limits::{MAX_NAMES, MAX_TEXT_BYTES, check_names};
 use crate::retrieve::{Request, retrieve};
 use crate::text;
 use crate::time::WallTime;
 
 pub use crate::ledger::Forget;
-
-/// Longest observation text accepted, in bytes.
-pub const MAX_TEXT_BYTES: usize = 64 * 1024;
 
 /// A message (or structured statement) to remember.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -105,8 +103,9 @@ impl Observation {
             });
         }
         check_no_control("text", &self.text)?;
+        check_names("participant", &self.participants, MAX_NAMES)?;
+        check_names("entity", &self.entities, MAX_NAMES)?;
         for p in &self.participants {
-            check_name("participant", p)?;
             if name_key(p).is_empty() {
                 return Err(Error::EmptyName {
                     field: "participant",
@@ -114,7 +113,6 @@ impl Observation {
             }
         }
         for e in &self.entities {
-            check_name("entity", e)?;
             if name_key(e).is_empty() {
                 return Err(Error::EmptyName { field: "entity" });
             }

@@ -6,8 +6,9 @@ use std::cell::RefCell;
 use serde::{Deserialize, Serialize};
 
 use crate::block::{Block, MIN_BUDGET};
-use crate::error::{Error, Result, check_name, check_no_control};
+use crate::error::{Error, Result, check_no_control};
 use crate::index::IndexVersion;
+use crate::limits::{MAX_CONTEXT_BYTES, MAX_NAMES, check_names};
 use crate::rank::scorer::{Cancel, Query};
 use crate::rank::{Ranker, Scratch, shortlist};
 use crate::rules::{self, Rules};
@@ -99,7 +100,8 @@ impl Request {
     }
 
     /// Checks the request: `k >= 1`, a budget that holds a line, clean
-    /// text, rule thresholds in range.
+    /// text within [`MAX_CONTEXT_BYTES`], at most [`MAX_NAMES`] valid
+    /// participant names, rule thresholds in range.
     pub fn validate(&self) -> Result<()> {
         if self.k == 0 {
             return Err(Error::ZeroK);
@@ -113,10 +115,14 @@ impl Request {
         if self.shortlist == 0 {
             return Err(Error::InvalidConfig("shortlist must be >= 1".into()));
         }
-        check_no_control("context", &self.context)?;
-        for p in &self.participants {
-            check_name("participant", p)?;
+        if self.context.len() > MAX_CONTEXT_BYTES {
+            return Err(Error::ContextTooLong {
+                len: self.context.len(),
+                max: MAX_CONTEXT_BYTES,
+            });
         }
+        check_no_control("context", &self.context)?;
+        check_names("participant", &self.participants, MAX_NAMES)?;
         self.rules.validate()
     }
 }

@@ -28,6 +28,11 @@ pub struct ServeArgs {
     /// Request threads (blocking half of retrieval, shared by tenants).
     #[arg(long, default_value_t = 8)]
     request_threads: usize,
+    /// Most request-thread jobs one tenant may have at once (queued or
+    /// running); the excess is answered 429 tenant_busy. Default: half the
+    /// request threads (at least 1); must be below --request-threads.
+    #[arg(long)]
+    tenant_request_threads: Option<usize>,
     /// Requests per second per tenant (and burst size).
     #[arg(long, default_value = "10000")]
     rate_limit: std::num::NonZeroU32,
@@ -37,6 +42,17 @@ pub struct ServeArgs {
     /// Most observations in one request.
     #[arg(long, default_value_t = 1000)]
     max_batch: usize,
+    /// Most names in one list: an observation's participants or entities,
+    /// a retrieval's participants (1 to 256).
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u16).range(1..=256))]
+    max_names: u16,
+    /// Longest retrieval context in bytes (at most 65536).
+    #[arg(long, default_value_t = 16 << 10, value_parser = clap::value_parser!(u32).range(1..=65536))]
+    max_context_bytes: u32,
+    /// Most registered contexts per tenant (each is republished after
+    /// every commit).
+    #[arg(long, default_value_t = pfm_serve::DEFAULT_MAX_CONTEXTS)]
+    max_contexts: usize,
     /// Seconds before a request (body upload included) is answered 408.
     #[arg(long, default_value_t = 30)]
     request_timeout_secs: u64,
@@ -63,13 +79,19 @@ impl ServeArgs {
                 workers: self.workers,
                 fsync: self.fsync,
                 rate_limit: self.rate_limit,
+                max_contexts: self.max_contexts,
             },
             limits: Limits {
                 max_body: self.max_body,
                 max_batch: self.max_batch,
+                max_names: usize::from(self.max_names),
+                max_context: self.max_context_bytes as usize,
                 ..Limits::default()
             },
             request_threads: self.request_threads,
+            tenant_request_threads: self
+                .tenant_request_threads
+                .unwrap_or((self.request_threads / 2).max(1)),
             request_timeout: Duration::from_secs(self.request_timeout_secs),
         };
         pfm_server::run(options, |addr| {

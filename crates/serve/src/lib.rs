@@ -51,7 +51,8 @@ pub use metrics::{Metrics, Probe, Quantity, Summary};
 pub use pool::{Reply, RetrievalJob, Worker, WorkerPool};
 pub use request::{Fallback, Requester, Served, Source, Timings};
 pub use snapshot::{
-    Changed, Context, ContextHandle, ContextId, Contexts, Snapshot, SnapshotPublisher,
+    Changed, Context, ContextHandle, ContextId, Contexts, DEFAULT_MAX_CONTEXTS, Snapshot,
+    SnapshotPublisher,
 };
 
 /// The time retrieval and pruning use: the wall clock by default; a
@@ -147,6 +148,8 @@ pub struct ServeOptions {
     pub hedge: Option<f64>,
     /// Period of the full snapshot republication.
     pub publish_every: Duration,
+    /// Most registered contexts (see [`Contexts::with_limit`]).
+    pub max_contexts: usize,
     /// Period of pruning; `None` never prunes.
     pub prune_every: Option<Duration>,
     /// Scheduling of construction, merges and the publisher: background
@@ -165,6 +168,7 @@ impl std::fmt::Debug for ServeOptions {
             .field("pin_workers", &self.pin_workers)
             .field("hedge", &self.hedge)
             .field("publish_every", &self.publish_every)
+            .field("max_contexts", &self.max_contexts)
             .field("prune_every", &self.prune_every)
             .field("background", &self.background)
             .finish_non_exhaustive()
@@ -173,7 +177,8 @@ impl std::fmt::Debug for ServeOptions {
 
 impl Default for ServeOptions {
     /// Four workers as in the paper's Appendix G, a queue as long as the
-    /// pool, publication every 50 ms, pruning every second, the wall clock.
+    /// pool, publication every 50 ms, pruning every second, at most
+    /// [`DEFAULT_MAX_CONTEXTS`] contexts, the wall clock.
     fn default() -> Self {
         ServeOptions {
             workers: 4,
@@ -181,6 +186,7 @@ impl Default for ServeOptions {
             pin_workers: true,
             hedge: Some(request::DEFAULT_HEDGE),
             publish_every: Duration::from_millis(50),
+            max_contexts: DEFAULT_MAX_CONTEXTS,
             prune_every: Some(Duration::from_secs(1)),
             background: Background::Idle,
             clock: wall_clock(),
@@ -257,7 +263,7 @@ impl Runtime {
             .notify(wake_tx)
             .instrument(metrics.clone());
         let versions = construction.versions().clone();
-        let contexts = Shared::new(Contexts::default());
+        let contexts = Shared::new(Contexts::with_limit(options.max_contexts));
 
         let mut tokio = tokio::runtime::Builder::new_multi_thread();
         tokio

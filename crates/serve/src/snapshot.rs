@@ -124,7 +124,13 @@ pub struct Contexts {
     table: Publication<PMap<ContextId, ContextHandle>>,
     /// Serializes registration (never taken on the request path).
     writer: std::sync::Mutex<ContextId>,
+    /// Most contexts registered at once: every commit republishes each of
+    /// them, so this bounds the publisher's work per commit.
+    limit: usize,
 }
+
+/// Most contexts a runtime keeps registered unless told otherwise.
+pub const DEFAULT_MAX_CONTEXTS: usize = 1_000;
 
 impl std::fmt::Debug for Contexts {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -135,16 +141,24 @@ impl std::fmt::Debug for Contexts {
 }
 
 impl Default for Contexts {
+    /// At most [`DEFAULT_MAX_CONTEXTS`].
     fn default() -> Self {
-        Contexts {
-            table: Publication::new(Shared::new(PMap::default())),
-            writer: std::sync::Mutex::new(0),
-        }
+        Contexts::with_limit(DEFAULT_MAX_CONTEXTS)
     }
 }
 
 impl Contexts {
-    /// Registers a context with its first snapshot, built from `version`.
+    /// An empty table that holds at most `limit` contexts.
+    pub fn with_limit(limit: usize) -> Self {
+        Contexts {
+            table: Publication::new(Shared::new(PMap::default())),
+            writer: std::sync::Mutex::new(0),
+            limit,
+        }
+    }
+
+    /// Registers a context with its first snapshot, built from `version`;
+    /// refused once the limit is reached.
     pub fn register(
         &self,
         request: Request,
@@ -154,6 +168,9 @@ impl Contexts {
     ) -> Result<ContextHandle> {
         request.validate()?;
         let mut next = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        if self.table.load().len() >= self.limit {
+            return Err(Error::TooManyContexts { max: self.limit });
+        }
         *next += 1;
         let id = *next;
         let request = Arc::new(request);

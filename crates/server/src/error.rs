@@ -59,6 +59,19 @@ impl ApiError {
         ApiError::new(StatusCode::NOT_FOUND, "not_found", message)
     }
 
+    /// 503 `deadline_exceeded`: a retrieval could not answer within its
+    /// deadline.
+    pub fn deadline_exceeded(deadline: std::time::Duration) -> Self {
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "deadline_exceeded",
+            format!(
+                "no block within the deadline of {} ms: retry, or give a longer deadline_ms",
+                deadline.as_millis()
+            ),
+        )
+    }
+
     /// 503: the server is shutting down or a tenant's runtime has stopped.
     pub fn unavailable(message: impl Into<String>) -> Self {
         ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "unavailable", message)
@@ -89,6 +102,11 @@ impl From<Error> for ApiError {
             Error::ShutDown(_) | Error::Cancelled => {
                 (StatusCode::SERVICE_UNAVAILABLE, "unavailable")
             }
+            Error::TooManyNames { .. }
+            | Error::NameTooLong { .. }
+            | Error::TextTooLong { .. }
+            | Error::ContextTooLong { .. }
+            | Error::TooManyContexts { .. } => (StatusCode::UNPROCESSABLE_ENTITY, "limit_exceeded"),
             Error::Storage(_)
             | Error::InvalidState(_)
             | Error::Io { .. }

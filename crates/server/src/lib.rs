@@ -48,7 +48,9 @@ use pfm::error::{Error, Result};
 use pool::RequestPool;
 use tenant::{TenantOptions, Tenants};
 
-/// Limits on what one request may ask.
+/// Limits on what one request may ask, each checked before any work is
+/// done for it (README, "Limits"). The core's own ceilings
+/// (`pfm::limits`) stand behind them.
 #[derive(Clone, Debug)]
 pub struct Limits {
     /// Largest body in bytes.
@@ -57,6 +59,10 @@ pub struct Limits {
     pub max_batch: usize,
     /// Longest retrieval context in bytes.
     pub max_context: usize,
+    /// Most names in one list: an observation's participants, its
+    /// entities, a retrieval's participants (at most
+    /// [`pfm::limits::MAX_NAMES`]).
+    pub max_names: usize,
     /// Largest `k`.
     pub max_k: usize,
     /// Largest budget (larger ones are clamped).
@@ -69,6 +75,7 @@ impl Default for Limits {
             max_body: 4 << 20,
             max_batch: 1000,
             max_context: 16 << 10,
+            max_names: 64,
             max_k: 100,
             max_budget: 100_000,
         }
@@ -88,6 +95,9 @@ pub struct ServerOptions {
     pub limits: Limits,
     /// Request threads (the blocking half of retrieval).
     pub request_threads: usize,
+    /// Most request-thread jobs (queued or running) one tenant may have at
+    /// once; fewer than `request_threads`, so other tenants always find one.
+    pub tenant_request_threads: usize,
     /// A request (body included) that takes longer is answered 408.
     pub request_timeout: Duration,
 }
@@ -133,6 +143,7 @@ pub fn run(options: ServerOptions, ready: impl FnOnce(SocketAddr)) -> Result<()>
     let pool = Arc::new(RequestPool::start(
         options.request_threads,
         options.request_threads * 64,
+        options.tenant_request_threads,
     )?);
     let state = AppState {
         tenants: tenants.clone(),

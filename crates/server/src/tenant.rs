@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex};
 use arc_swap::ArcSwap;
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 
+use super::pool::InFlight;
 use super::tokens;
 use super::writer::{Fsync, WriteOp, Writer};
 use crate::durable::DurableLedger;
@@ -30,6 +31,8 @@ pub struct TenantOptions {
     pub fsync: Fsync,
     /// Requests per second per tenant (bursts of up to this many).
     pub rate_limit: NonZeroU32,
+    /// Most registered contexts per tenant.
+    pub max_contexts: usize,
 }
 
 /// One tenant's memory.
@@ -40,6 +43,8 @@ pub struct Tenant {
     pub runtime: Arc<Runtime>,
     writer: Mutex<Writer>,
     limiter: DefaultDirectRateLimiter,
+    /// Its jobs on the request threads (see `pool`).
+    pub in_flight: InFlight,
 }
 
 impl std::fmt::Debug for Tenant {
@@ -70,6 +75,7 @@ impl Tenant {
                 // Graph pruning is not in the durable ledger: a restart
                 // would bring pruned edges back, so the server never prunes.
                 prune_every: None,
+                max_contexts: options.max_contexts,
                 ..ServeOptions::default()
             },
         )?);
@@ -79,6 +85,7 @@ impl Tenant {
             runtime,
             writer: Mutex::new(writer),
             limiter: RateLimiter::direct(Quota::per_second(options.rate_limit)),
+            in_flight: InFlight::default(),
         })
     }
 

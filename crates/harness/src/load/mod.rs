@@ -299,6 +299,8 @@ pub fn run(options: &LoadOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Loa
             pin_workers: options.pin_workers,
             hedge: options.hedge,
             publish_every: options.publish_every,
+            // One context per query: the harness registers them all.
+            max_contexts: queries.len().max(pfm_serve::DEFAULT_MAX_CONTEXTS),
             prune_every: Some(options.prune_every),
             background: options.background,
             clock: std::sync::Arc::new(move || now),

@@ -39,10 +39,11 @@ pub async fn fact(
     Authed(tenant): Authed,
     Path(id): Path<u64>,
 ) -> Result<axum::Json<FactOut>, ApiError> {
+    let job_tenant = tenant.clone();
     let out = state
         .pool
-        .run(move |_| {
-            tenant
+        .run_for(&tenant.in_flight, move |_| {
+            job_tenant
                 .runtime
                 .exclusive(move |m| -> Result<FactOut, Error> {
                     let id = FactId(id);

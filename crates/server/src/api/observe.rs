@@ -9,9 +9,10 @@ use utoipa::ToSchema;
 use super::args::parse;
 use super::args::{KeyArg, TimeArg};
 use super::auth::Authed;
-use crate::AppState;
 use crate::error::{ApiError, ApiJson, ErrorBody};
 use crate::writer::WriteOp;
+use crate::{AppState, Limits};
+use pfm::limits::check_names;
 use pfm::memory::{Observation, Receipt};
 
 /// One observation.
@@ -41,7 +42,10 @@ pub struct ObservationIn {
 }
 
 impl ObservationIn {
-    pub(super) fn observation(self) -> Result<Observation, ApiError> {
+    pub(super) fn observation(self, limits: &Limits) -> Result<Observation, ApiError> {
+        // The name lists first: they are what makes an observation costly.
+        check_names("participant", &self.participants, limits.max_names)?;
+        check_names("entity", &self.entities, limits.max_names)?;
         let mut o = Observation::new(self.text, TimeArg::resolve(self.at)?)
             .with_participants(self.participants)
             .with_entities(self.entities);
@@ -143,7 +147,7 @@ pub async fn observe(
         .into_iter()
         .enumerate()
         .map(|(i, o)| {
-            o.observation().map_err(|mut e| {
+            o.observation(&state.limits).map_err(|mut e| {
                 e.message = format!("observation {i}: {}", e.message);
                 e
             })

@@ -15,8 +15,11 @@ use crate::error::{ApiError, ApiJson, ErrorBody};
 use crate::tenant::Tenant;
 use crate::{AppState, Limits};
 use pfm::block::Block;
+use pfm::error::Error;
 use pfm::ledger::AsOf;
-use pfm::retrieve::{Request, retrieve};
+use pfm::limits::check_names;
+use pfm::rank::scorer::Cancel;
+use pfm::retrieve::{Request, retrieve_cancellable};
 use pfm::rules::Rules;
 use pfm_serve::{Fallback, Quantity, Served, Source, Timings};
 
@@ -99,6 +102,7 @@ impl RetrieveIn {
                 ),
             ));
         }
+        check_names("participant", &self.participants, limits.max_names)?;
         let mut request = Request::new(context, TimeArg::resolve(self.at.clone())?)
             .with_participants(self.participants.clone());
         if let Some(k) = self.k {
@@ -215,15 +219,31 @@ pub(super) fn block_out(tenant: &Tenant, block: &Block) -> Vec<FactLine> {
         .collect()
 }
 
-/// Retrieves a memory block.
+/// How far past its deadline a retrieval may answer: the time to send a
+/// request-thread job and wake its handler.
+const DEADLINE_SLACK: Duration = Duration::from_millis(20);
+
+/// A retrieval's deadline, as the scorer's cancel flag: it stops between
+/// query terms once the deadline has passed.
+struct Until(Instant);
+
+impl Cancel for Until {
+    fn is_cancelled(&self) -> bool {
+        Instant::now() >= self.0
+    }
+}
+
+/// Retrieves a memory block. Answers within `deadline_ms` (plus a few ms):
+/// with the block, or `503 deadline_exceeded`.
 #[utoipa::path(post, path = "/v1/retrieve", request_body = RetrieveIn,
-    responses((status = 200, body = RetrieveOut), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)),
+    responses((status = 200, body = RetrieveOut), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody), (status = 429, body = ErrorBody), (status = 503, body = ErrorBody)),
     security(("bearer" = [])))]
 pub async fn retrieve_block(
     State(state): State<AppState>,
     Authed(tenant): Authed,
     ApiJson(body): ApiJson<RetrieveIn>,
 ) -> Result<axum::Json<RetrieveOut>, ApiError> {
+    let arrived = Instant::now();
     let deadline = Duration::from_millis(body.deadline_ms.unwrap_or(50));
     if deadline.is_zero() || deadline > Duration::from_secs(10) {
         return Err(ApiError::bad_request(
@@ -231,6 +251,7 @@ pub async fn retrieve_block(
             "deadline_ms must be from 1 to 10000",
         ));
     }
+    let until = arrived + deadline;
     let omega = match body.omega_us {
         Some(o) => Duration::from_micros(o),
         None => Duration::from_millis(5).min(deadline),
@@ -262,10 +283,16 @@ pub async fn retrieve_block(
         None => None,
     };
     let context_id = body.context_id;
-    let out = state
-        .pool
-        .run(move |local| -> Result<RetrieveOut, ApiError> {
+    let job_tenant = tenant.clone();
+    let job = state.pool.run_for(
+        &tenant.in_flight,
+        move |local| -> Result<RetrieveOut, ApiError> {
+            let tenant = job_tenant;
             let started = Instant::now();
+            if started >= until {
+                // It waited for a thread past its deadline: no work for it.
+                return Err(ApiError::deadline_exceeded(deadline));
+            }
             // A direct read of the newest version, or of the as-of view,
             // is answered as a snapshot read (`as_of` names the latter).
             let direct = |block, store_seq, read| Served {
@@ -297,7 +324,17 @@ pub async fn retrieve_block(
                 (None, Some(request), None) => match mode {
                     Mode::Snapshot => {
                         let version = tenant.runtime.version();
-                        let block = retrieve(&version, &request)?;
+                        let cancel = Until(until);
+                        let block = retrieve_cancellable(
+                            &version,
+                            &request,
+                            Some(&cancel),
+                            &mut local.scratch,
+                        )
+                        .map_err(|e| match e {
+                            Error::Cancelled => ApiError::deadline_exceeded(deadline),
+                            e => e.into(),
+                        })?;
                         (direct(block, version.seq, Some(started.elapsed())), false)
                     }
                     Mode::Fresh => {
@@ -313,8 +350,14 @@ pub async fn retrieve_block(
             let total = started.elapsed();
             local.of(&tenant)?.1.record(Quantity::Retrieve, total);
             Ok(retrieve_out(&tenant, served, as_of_view, total))
-        })
-        .await??;
+        },
+    );
+    // The answer is due by the deadline whatever the thread is doing (an
+    // as-of view waits for the writer); the job's own checks stop its work.
+    let left = until.saturating_duration_since(Instant::now()) + DEADLINE_SLACK;
+    let out = tokio::time::timeout(left, job)
+        .await
+        .map_err(|_| ApiError::deadline_exceeded(deadline))???;
     Ok(axum::Json(out))
 }
 

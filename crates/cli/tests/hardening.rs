@@ -1,0 +1,197 @@
+//! `pfm serve` against hostile and careless clients (issue 17): every
+//! request's work is bounded before it starts, one tenant cannot starve
+//! another, and a retried write is written once.
+
+mod support;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use support::{Client, Server, tempdir, token};
+
+fn names(n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("Person Number{i}")).collect()
+}
+
+fn refused_at_limit(c: &Client, path: &str, body: Value, limit: &str) {
+    let started = Instant::now();
+    let (status, v) = c.call("POST", path, Some(body));
+    assert_eq!(status, 422, "{path}: {v}");
+    assert_eq!(v["error"]["code"], "limit_exceeded", "{v}");
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains(limit),
+        "names the limit {limit}: {message}"
+    );
+    eprintln!("{path} refused in {:?}: {message}", started.elapsed());
+}
+
+/// The requests that once took a gigabyte or half a minute (8,000 names in
+/// an observation, 60,000 in a retrieval, 100,000 in a context) are refused
+/// with a 422 that names the limit, and the server stays as it was.
+#[test]
+fn requests_with_thousands_of_names_are_refused_before_any_work() {
+    let dir = tempdir("names");
+    let tok = token(&dir, "names");
+    let server = Server::start(&dir, &[]);
+    let c = Client::new(&server, Some(&tok));
+    let many = names(8_000);
+    refused_at_limit(
+        &c,
+        "/v1/observe",
+        json!({"text": "hello there", "participants": many}),
+        "64",
+    );
+    refused_at_limit(
+        &c,
+        "/v1/observe",
+        json!({"text": "hello there", "entities": many}),
+        "64",
+    );
+    refused_at_limit(
+        &c,
+        "/v1/observe",
+        json!({"observations": [{"text": "fine"}, {"text": "hello there", "participants": names(65)}]}),
+        "64",
+    );
+    refused_at_limit(
+        &c,
+        "/v1/retrieve",
+        json!({"context": "hello", "participants": names(60_000)}),
+        "64",
+    );
+    refused_at_limit(
+        &c,
+        "/v1/contexts",
+        json!({"context": "hello", "participants": names(100_000)}),
+        "64",
+    );
+    let long = "x".repeat(300);
+    refused_at_limit(
+        &c,
+        "/v1/observe",
+        json!({"text": "hello there", "participants": [long]}),
+        "256",
+    );
+    // Nothing was written, and the limit itself is accepted.
+    let at_limit = json!({"text": "The standup is moved to 9am.", "participants": names(64), "entities": names(64)});
+    let receipt = c.observe(at_limit);
+    assert_eq!(receipt["seq"], 1, "the refused observations wrote nothing");
+    let v = c.ok(
+        "POST",
+        "/v1/retrieve",
+        // The line names all 64 participants: over the default 800 characters.
+        Some(json!({"context": "the standup is at", "participants": names(64), "budget": 4000})),
+    );
+    assert!(v["block"].as_str().unwrap().contains("9am"), "{v}");
+    server.stop();
+}
+
+/// `--max-contexts`: registration past the limit is refused until one is
+/// unregistered.
+#[test]
+fn registered_contexts_are_bounded_per_tenant() {
+    let dir = tempdir("contexts");
+    let tok = token(&dir, "contexts");
+    let server = Server::start(&dir, &["--max-contexts", "2"]);
+    let c = Client::new(&server, Some(&tok));
+    let register = || c.call("POST", "/v1/contexts", Some(json!({"context": "hi"})));
+    let first = register().1["id"].as_u64().unwrap();
+    assert_eq!(register().0, 201);
+    let (status, v) = register();
+    assert_eq!(
+        (status, v["error"]["code"].as_str()),
+        (422, Some("limit_exceeded")),
+        "{v}"
+    );
+    c.ok("DELETE", &format!("/v1/contexts/{first}"), None);
+    assert_eq!(register().0, 201);
+    server.stop();
+}
+
+/// With two request threads a tenant may hold one. Tenant A floods: eight
+/// clients of as-of reads (each waits for the writer, which a ninth client
+/// keeps busy with batches of 1,000 observations). Tenant B's plain
+/// retrievals, each with the default 50 ms deadline that the server itself
+/// enforces, are all answered with a block; A's excess is told
+/// `tenant_busy`. (Before: B's requests queued behind A's, 15 s.)
+#[test]
+fn a_tenant_flooding_the_request_threads_does_not_starve_another() {
+    let dir = tempdir("fair");
+    let (ta, tb) = (token(&dir, "flooder"), token(&dir, "bystander"));
+    let server = Server::start(&dir, &["--request-threads", "2"]);
+    let (a, b) = (
+        Client::new(&server, Some(&ta)),
+        Client::new(&server, Some(&tb)),
+    );
+    b.observe(json!({"text": "Alex Rivera's standup is at 9am.", "participants": ["Alex Rivera"]}));
+    let stop = Arc::new(AtomicBool::new(false));
+    let writer = {
+        let (a, stop) = (a.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let mut i = 0;
+            while !stop.load(Ordering::Relaxed) {
+                let batch: Vec<Value> = (0..1000)
+                    .map(|j| json!({"text": format!("note {i} {j} about the roadmap"), "participants": ["Sam"]}))
+                    .collect();
+                a.ok("POST", "/v1/observe", Some(json!({"observations": batch})));
+                i += 1;
+            }
+        })
+    };
+    let readers: Vec<_> = (0..8)
+        .map(|_| {
+            let (a, stop) = (a.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut codes = std::collections::BTreeMap::<String, usize>::new();
+                while !stop.load(Ordering::Relaxed) {
+                    let (status, v) = a.call(
+                        "POST",
+                        "/v1/retrieve",
+                        Some(json!({"context": "roadmap", "as_of": {"seq": 1}, "deadline_ms": 10000})),
+                    );
+                    let code = v["error"]["code"].as_str().unwrap_or("ok").to_owned();
+                    *codes.entry(format!("{status} {code}")).or_default() += 1;
+                }
+                codes
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let mut waits = Vec::new();
+    for _ in 0..200 {
+        let started = Instant::now();
+        let (status, v) = b.call(
+            "POST",
+            "/v1/retrieve",
+            Some(
+                json!({"context": "the standup with Alex is at", "participants": ["Alex Rivera"]}),
+            ),
+        );
+        waits.push(started.elapsed());
+        assert_eq!(status, 200, "tenant B was not served: {v}");
+        assert!(v["block"].as_str().unwrap().contains("9am"), "{v}");
+    }
+    stop.store(true, Ordering::Relaxed);
+    writer.join().unwrap();
+    let mut flood = std::collections::BTreeMap::<String, usize>::new();
+    for r in readers {
+        for (k, n) in r.join().unwrap() {
+            *flood.entry(k).or_default() += n;
+        }
+    }
+    assert!(
+        flood.contains_key("429 tenant_busy"),
+        "A was never held to its share: {flood:?}"
+    );
+    waits.sort();
+    eprintln!(
+        "tenant B while A floods: p50 {:?}, p99 {:?}, max {:?} (client-side, HTTP included); A's answers {flood:?}",
+        waits[waits.len() / 2],
+        waits[waits.len() * 99 / 100],
+        waits[waits.len() - 1]
+    );
+    server.stop();
+}

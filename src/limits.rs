@@ -1,0 +1,43 @@
+//! The core's hard bounds on one observation and one request, so that the
+//! work any input can cause is bounded whatever a caller sends. Each is
+//! checked by `validate` before any work: [`Observation::validate`] and
+//! [`Request::validate`]. Servers set lower limits of their own (the
+//! `pfm serve` flags); these are the ceilings.
+//!
+//! Why names are bounded: an observation's participants and entities become
+//! graph nodes joined pairwise (quadratic), and a request's participants are
+//! query terms and identity checks each; 8,000 names in one observation once
+//! took a gigabyte.
+//!
+//! [`Observation::validate`]: crate::memory::Observation::validate
+//! [`Request::validate`]: crate::retrieve::Request::validate
+
+use crate::error::{Error, Result, check_name};
+
+/// Longest observation text accepted, in bytes.
+pub const MAX_TEXT_BYTES: usize = 64 * 1024;
+
+/// Longest request context (the unfinished message), in bytes: its tokens
+/// are the query terms, so this bounds them too.
+pub const MAX_CONTEXT_BYTES: usize = 64 * 1024;
+
+/// Most names in one list: an observation's participants, its entities, a
+/// request's participants.
+pub const MAX_NAMES: usize = 256;
+
+/// Longest name (participant, entity, key part), in bytes.
+pub const MAX_NAME_BYTES: usize = 256;
+
+/// Checks a list of names: at most `max` of them (never more than
+/// [`MAX_NAMES`]), each a valid name ([`check_name`]).
+pub fn check_names(field: &'static str, names: &[String], max: usize) -> Result<()> {
+    let max = max.min(MAX_NAMES);
+    if names.len() > max {
+        return Err(Error::TooManyNames {
+            field,
+            count: names.len(),
+            max,
+        });
+    }
+    names.iter().try_for_each(|n| check_name(field, n))
+}
