@@ -195,3 +195,61 @@ fn a_tenant_flooding_the_request_threads_does_not_starve_another() {
     );
     server.stop();
 }
+
+/// A write the server answered 408 may have been committed; its retry with
+/// the same `request_id` returns the original receipts (`replayed: true`)
+/// and commits nothing. The first attempt is a large batch under a one
+/// second request timeout, so it is usually answered 408; the test holds
+/// whichever answer it gets.
+#[test]
+fn a_timed_out_write_retried_with_its_request_id_exists_once() {
+    let dir = tempdir("idempotent");
+    let tok = token(&dir, "idem");
+    let server = Server::start(&dir, &["--request-timeout-secs", "1"]);
+    let c = Client::new(&server, Some(&tok));
+    let batch: Vec<Value> = (0..1000)
+        .map(|i| {
+            json!({
+                "text": format!("Project {i} moves to room {i}."),
+                "participants": names(64),
+                "entities": names(64),
+            })
+        })
+        .collect();
+    let body = json!({"observations": batch, "request_id": "batch-0001"});
+    let (first, v) = c.call("POST", "/v1/observe", Some(body.clone()));
+    assert!(first == 200 || first == 408, "{first} {v}");
+    // Retry until the writer has finished the first attempt.
+    let retry = loop {
+        let (status, v) = c.call("POST", "/v1/observe", Some(body.clone()));
+        if status == 200 {
+            break v;
+        }
+        assert_eq!(status, 408, "{v}");
+    };
+    assert_eq!(retry["replayed"], true, "{first}: {retry}");
+    let receipts = retry["receipts"].as_array().unwrap();
+    assert_eq!(receipts.len(), 1000);
+    let committed = receipts[0]["seq"].as_u64().unwrap();
+    assert!(
+        receipts
+            .iter()
+            .all(|r| r["seq"] == committed && r["outcome"] == "created")
+    );
+    // Nothing was committed after it: the next write is the next commit.
+    let next = c.observe(json!({"text": "One more note."}));
+    assert_eq!(next["seq"].as_u64(), Some(committed + 1));
+    // A bad id is refused before any work.
+    let (status, v) = c.call(
+        "POST",
+        "/v1/observe",
+        Some(json!({"text": "x y", "request_id": "has spaces"})),
+    );
+    assert_eq!(
+        (status, v["error"]["code"].as_str()),
+        (400, Some("invalid_input")),
+        "{v}"
+    );
+    eprintln!("first attempt answered {first}");
+    server.stop();
+}

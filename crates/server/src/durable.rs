@@ -18,8 +18,10 @@
 //! The ledger is the state; the gazetteer, graph and indexes are derived from
 //! it on start by [`Memory::restore`]. Table `facts`: fact id → the fact
 //! (body and state) as JSON. Table `meta`: the format, the next fact id, and
-//! the last commit's sequence number and wall time. A [`Batch`] carries the
-//! rows one or more commits wrote (the store's [`Journal`]); one
+//! the last commit's sequence number and wall time. Table `requests`: the
+//! client request ids of idempotent writes → their receipts (see
+//! `idempotency`). A [`Batch`] carries the rows one or more commits wrote
+//! (the store's [`Journal`]) and the request ids they answer; one
 //! [`DurableLedger::write`] applies it in one transaction.
 //!
 //! # Erasure
@@ -38,6 +40,7 @@ use std::path::{Path, PathBuf};
 
 use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
 
+use crate::idempotency::LogChanges;
 use pfm::config::Config;
 use pfm::error::{Error, Result};
 use pfm::fact::{Fact, FactId, Seq};
@@ -46,6 +49,7 @@ use pfm::time::WallTime;
 
 const FACTS: TableDefinition<u64, &[u8]> = TableDefinition::new("facts");
 const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
+const REQUESTS: TableDefinition<&str, &[u8]> = TableDefinition::new("requests");
 
 /// The on-disk format this build writes and reads.
 pub const FORMAT: u64 = 1;
@@ -81,6 +85,7 @@ pub struct Batch {
     rows: Vec<(u64, Vec<u8>)>,
     deletes: Vec<u64>,
     meta: Meta,
+    requests: LogChanges,
 }
 
 impl Batch {
@@ -95,6 +100,7 @@ impl Batch {
                 .collect(),
             deletes: journal.erased.iter().map(|id| id.0).collect(),
             meta: Meta::of(memory),
+            requests: LogChanges::default(),
         }
     }
 
@@ -104,7 +110,15 @@ impl Batch {
             rows: memory.ledger().facts().map(encode).collect(),
             deletes: Vec::new(),
             meta: Meta::of(memory),
+            requests: LogChanges::default(),
         }
+    }
+
+    /// The batch with request-id rows to write and delete (for a full
+    /// batch: every row of the log).
+    pub fn with_requests(mut self, requests: LogChanges) -> Batch {
+        self.requests = requests;
+        self
     }
 }
 
@@ -234,6 +248,23 @@ impl DurableLedger {
         Ok((facts, meta))
     }
 
+    /// The stored request-id rows (see `idempotency`).
+    pub fn requests(&self) -> Result<Vec<(String, Vec<u8>)>> {
+        let p = &self.path;
+        let txn = self.db.begin_read().map_err(|e| storage(p, "read", e))?;
+        let table = match txn.open_table(REQUESTS) {
+            Ok(t) => t,
+            Err(redb::TableError::TableDoesNotExist(_)) => return Ok(Vec::new()),
+            Err(e) => return Err(storage(p, "read requests", e)),
+        };
+        let rows = table.iter().map_err(|e| storage(p, "read requests", e))?;
+        rows.map(|row| {
+            let (k, v) = row.map_err(|e| storage(p, "read requests", e))?;
+            Ok((k.value().to_owned(), v.value().to_vec()))
+        })
+        .collect()
+    }
+
     /// Applies a batch in one transaction and syncs it to disk before
     /// returning: the group commit. On error nothing of it is applied.
     pub fn write(&self, batch: &Batch) -> Result<()> {
@@ -252,6 +283,19 @@ impl DurableLedger {
                 facts
                     .remove(*id)
                     .map_err(|e| storage(p, "delete a fact", e))?;
+            }
+            let mut requests = txn
+                .open_table(REQUESTS)
+                .map_err(|e| storage(p, "open requests", e))?;
+            for (id, row) in &batch.requests.rows {
+                requests
+                    .insert(id.as_str(), row.as_slice())
+                    .map_err(|e| storage(p, "write a request id", e))?;
+            }
+            for id in &batch.requests.deletes {
+                requests
+                    .remove(id.as_str())
+                    .map_err(|e| storage(p, "delete a request id", e))?;
             }
         }
         write_meta(&txn, p, batch.meta)?;

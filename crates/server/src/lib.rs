@@ -16,7 +16,8 @@
 //! - [`api`]: bodies, handlers, the OpenAPI document.
 //! - [`error`]: the one error shape and the JSON extractor.
 //! - [`tenant`]: tenants and their runtimes; [`tokens`]: the hashed token file.
-//! - [`writer`]: the durable write path (group commit).
+//! - [`writer`]: the durable write path (group commit);
+//!   [`idempotency`]: client request ids and their receipts.
 //! - [`pool`]: request threads; [`prometheus`]: `/metrics`.
 //!
 //! # Shutdown
@@ -28,6 +29,7 @@
 pub mod api;
 pub mod durable;
 pub mod error;
+pub mod idempotency;
 pub mod pool;
 pub mod prometheus;
 pub mod tenant;

@@ -14,6 +14,13 @@
 //! erased anything rewrites the ledger file (see `ledger::durable`), so no
 //! erased byte stays on disk, and a batch that wrote nothing syncs nothing.
 //!
+//! # Idempotency
+//! An observe may carry a client request id (see `idempotency`). Before a
+//! batch runs, each id the log knows is answered with its recorded receipts
+//! and does no work; an id that appears twice in one batch runs once and
+//! both get its receipts. The ids of the batch's successful observes are
+//! written in the batch's own transaction.
+//!
 //! # Failure
 //! A failed sync answers the batch's requests with an error (none was
 //! acknowledged) and stops the writer: the memory may now hold changes the
@@ -29,10 +36,11 @@ use crossbeam_channel::{Receiver, Sender};
 use tokio::sync::oneshot;
 
 use crate::durable::{Batch, DurableLedger};
+use crate::idempotency::{Acked, LogChanges, RequestLog, with_keys};
 use pfm::error::{Error, Result};
 use pfm::fact::FactId;
 use pfm::ledger::Forget;
-use pfm::memory::{Observation, Receipt};
+use pfm::memory::{Memory, Observation};
 use pfm::time::WallTime;
 use pfm_serve::{Quantity, Runtime};
 
@@ -80,10 +88,25 @@ impl std::fmt::Display for Fsync {
     }
 }
 
+/// The answer to an observe.
+#[derive(Clone, Debug)]
+pub struct Observed {
+    /// One receipt per observation, in order.
+    pub receipts: Vec<Acked>,
+    /// Whether they are the recorded receipts of an earlier request with
+    /// the same id (nothing was written this time).
+    pub replayed: bool,
+}
+
 /// A write request.
 pub enum WriteOp {
-    /// Observations, committed together (all or none).
-    Observe(Vec<Observation>, oneshot::Sender<Result<Vec<Receipt>>>),
+    /// Observations, committed together (all or none), with the client's
+    /// request id if it gave one.
+    Observe(
+        Vec<Observation>,
+        Option<String>,
+        oneshot::Sender<Result<Observed>>,
+    ),
     /// An erasure.
     Forget(Forget, WallTime, oneshot::Sender<Result<Vec<FactId>>>),
 }
@@ -92,27 +115,22 @@ pub enum WriteOp {
 /// reply channels.
 enum Work {
     Observe(Vec<Observation>),
+    /// A request id the log knows: its receipts, keys to look up again.
+    Replay(Vec<Acked>),
+    /// The same id as the batch's `n`-th request: its answer.
+    SameAs(usize),
     Forget(Forget, WallTime),
 }
 
 enum Done {
-    Observe(Result<Vec<Receipt>>),
+    Observe(Result<Observed>),
     Forget(Result<Vec<FactId>>),
 }
 
 /// Where a request's answer goes.
 enum Reply {
-    Observe(oneshot::Sender<Result<Vec<Receipt>>>),
+    Observe(oneshot::Sender<Result<Observed>>),
     Forget(oneshot::Sender<Result<Vec<FactId>>>),
-}
-
-impl WriteOp {
-    fn split(self) -> (Work, Reply) {
-        match self {
-            WriteOp::Observe(o, tx) => (Work::Observe(o), Reply::Observe(tx)),
-            WriteOp::Forget(f, at, tx) => (Work::Forget(f, at), Reply::Forget(tx)),
-        }
-    }
 }
 
 impl Reply {
@@ -150,11 +168,14 @@ pub struct Writer {
 
 impl Writer {
     /// Starts the writer over a store and the runtime serving it.
+    /// Fails if the stored request ids do not decode.
     pub fn start(store: DurableLedger, runtime: Arc<Runtime>, fsync: Fsync) -> Result<Writer> {
+        let log = RequestLog::restore(store.requests()?)
+            .map_err(|e| Error::InvalidState(format!("{}: {e}", store.path().display())))?;
         let (tx, rx) = crossbeam_channel::unbounded();
         let thread = std::thread::Builder::new()
             .name("pfm-writer".into())
-            .spawn(move || run(store, &runtime, fsync, &rx))
+            .spawn(move || run(store, log, &runtime, fsync, &rx))
             .map_err(|e| Error::ShutDown(format!("cannot start the writer: {e}")))?;
         Ok(Writer {
             tx: Some(tx),
@@ -185,8 +206,79 @@ impl Drop for Writer {
     }
 }
 
+/// Splits a batch's requests into work and replies (see "Idempotency").
+/// Returns, per request, its work and where its answer goes, and the ids
+/// to record, by request index.
+fn split(
+    group: Vec<(WriteOp, Instant)>,
+    log: &RequestLog,
+) -> (Vec<Work>, Vec<Reply>, Vec<Option<String>>) {
+    let mut first: std::collections::HashMap<String, usize> = Default::default();
+    let mut work = Vec::with_capacity(group.len());
+    let mut replies = Vec::with_capacity(group.len());
+    let mut ids = Vec::with_capacity(group.len());
+    for (i, (op, _)) in group.into_iter().enumerate() {
+        match op {
+            WriteOp::Observe(o, id, tx) => {
+                let known = id.as_deref().and_then(|id| log.get(id));
+                let earlier = id.as_ref().and_then(|id| first.get(id).copied());
+                work.push(match (known, earlier) {
+                    (Some(receipts), _) => Work::Replay(receipts.to_vec()),
+                    (None, Some(n)) => Work::SameAs(n),
+                    (None, None) => {
+                        if let Some(id) = &id {
+                            first.insert(id.clone(), i);
+                        }
+                        Work::Observe(o)
+                    }
+                });
+                replies.push(Reply::Observe(tx));
+                ids.push(id.filter(|id| first.get(id) == Some(&i)));
+            }
+            WriteOp::Forget(f, at, tx) => {
+                work.push(Work::Forget(f, at));
+                replies.push(Reply::Forget(tx));
+                ids.push(None);
+            }
+        }
+    }
+    (work, replies, ids)
+}
+
+/// Runs a batch's work on the store, in order.
+fn apply(memory: &mut Memory, work: Vec<Work>) -> Vec<Done> {
+    let mut done: Vec<Done> = Vec::with_capacity(work.len());
+    for w in work {
+        let d = match w {
+            Work::Observe(o) => Done::Observe(memory.observe_batch(o).map(|r| Observed {
+                receipts: r.into_iter().map(Acked::from).collect(),
+                replayed: false,
+            })),
+            Work::Replay(stored) => Done::Observe(Ok(Observed {
+                receipts: with_keys(memory, &stored),
+                replayed: true,
+            })),
+            Work::SameAs(n) => match &done[n] {
+                Done::Observe(Ok(o)) => Done::Observe(Ok(Observed {
+                    receipts: o.receipts.clone(),
+                    replayed: true,
+                })),
+                Done::Observe(Err(e)) => Done::Observe(Err(Error::CommitFailed(format!(
+                    "an earlier request with this request_id failed: {e}"
+                )))),
+                // Infallible: SameAs names an earlier observe.
+                Done::Forget(_) => unreachable!("SameAs names an observe"),
+            },
+            Work::Forget(f, at) => Done::Forget(memory.forget(&f, at)),
+        };
+        done.push(d);
+    }
+    done
+}
+
 fn run(
     mut store: DurableLedger,
+    mut log: RequestLog,
     runtime: &Runtime,
     fsync: Fsync,
     rx: &Receiver<(WriteOp, Instant)>,
@@ -195,41 +287,46 @@ fn run(
     let mut failed: Option<String> = None;
     while let Ok(first) = rx.recv() {
         let group = collect(first, rx, fsync);
+        let arrived: Vec<Instant> = group.iter().map(|(_, t)| *t).collect();
+        let (work, replies, ids) = split(group, &log);
         if let Some(why) = &failed {
-            for (op, _) in group {
-                op.split().1.refuse(why);
+            for reply in replies {
+                reply.refuse(why);
             }
             continue;
         }
-        let arrived: Vec<Instant> = group.iter().map(|(_, t)| *t).collect();
-        let (work, replies): (Vec<Work>, Vec<Reply>) =
-            group.into_iter().map(|(op, _)| op.split()).unzip();
         let applied = runtime.exclusive(move |memory| {
-            let done: Vec<Done> = work
-                .into_iter()
-                .map(|w| match w {
-                    Work::Observe(o) => Done::Observe(memory.observe_batch(o)),
-                    Work::Forget(f, at) => Done::Forget(memory.forget(&f, at)),
-                })
-                .collect();
+            let done = apply(memory, work);
             // What to sync: nothing if no commit wrote, the whole ledger
             // (a rewrite) if one erased, else the rows the commits wrote.
             let journal = memory.take_journal();
             let erased = !journal.erased.is_empty();
-            let batch = (!journal.is_empty()).then(|| {
-                if erased {
-                    Batch::full(memory)
-                } else {
-                    Batch::of(memory, &journal)
-                }
-            });
-            (done, batch, erased)
+            let batch = if erased {
+                Batch::full(memory)
+            } else {
+                Batch::of(memory, &journal)
+            };
+            (done, batch, erased, journal.is_empty())
         });
-        let outcome = applied.and_then(|(done, batch, erased)| {
-            let synced = match batch {
-                None => Ok(()),
-                Some(full) if erased => store.rewrite(&full),
-                Some(rows) => store.write(&rows),
+        let outcome = applied.and_then(|(done, batch, erased, unchanged)| {
+            // The ids of this batch's successful observes (invariant 1 of
+            // `idempotency`: recorded in the commit's own transaction).
+            let mut changes = LogChanges::default();
+            for (id, d) in ids.into_iter().zip(&done) {
+                if let (Some(id), Done::Observe(Ok(o))) = (id, d) {
+                    log.record(id, o.receipts.clone(), &mut changes);
+                }
+            }
+            let synced = if erased {
+                let all = LogChanges {
+                    rows: log.rows(),
+                    deletes: Vec::new(),
+                };
+                store.rewrite(&batch.with_requests(all))
+            } else if unchanged && changes.rows.is_empty() && changes.deletes.is_empty() {
+                Ok(())
+            } else {
+                store.write(&batch.with_requests(changes))
             };
             synced.map(|()| done)
         });
@@ -238,7 +335,7 @@ fn run(
                 let committed: usize = done
                     .iter()
                     .map(|d| match d {
-                        Done::Observe(Ok(r)) => r.len(),
+                        Done::Observe(Ok(o)) if !o.replayed => o.receipts.len(),
                         _ => 0,
                     })
                     .sum();

@@ -10,10 +10,11 @@ use super::args::parse;
 use super::args::{KeyArg, TimeArg};
 use super::auth::Authed;
 use crate::error::{ApiError, ApiJson, ErrorBody};
+use crate::idempotency::{Acked, check_id};
 use crate::writer::WriteOp;
 use crate::{AppState, Limits};
 use pfm::limits::check_names;
-use pfm::memory::{Observation, Receipt};
+use pfm::memory::Observation;
 
 /// One observation.
 #[derive(Clone, Debug, Deserialize, ToSchema)]
@@ -64,7 +65,8 @@ impl ObservationIn {
 }
 
 /// `POST /v1/observe`: one observation, or `{"observations": [...]}`
-/// committed together (all or none).
+/// committed together (all or none); either may carry a top-level
+/// `request_id` (idempotency key).
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ObserveBatch {
@@ -79,7 +81,7 @@ pub struct ReceiptOut {
     pub seq: u64,
     /// `created`, `superseded`, `reobserved`, `absorbed`, `duplicate` or
     /// `history` (event-time ordering placed it behind a newer value).
-    pub outcome: &'static str,
+    pub outcome: String,
     /// The fact it created, restated, was absorbed into or duplicated.
     pub fact: u64,
     /// For `superseded`: the value it displaced, now history.
@@ -93,15 +95,15 @@ pub struct ReceiptOut {
     pub key: Option<String>,
 }
 
-impl From<Receipt> for ReceiptOut {
-    fn from(r: Receipt) -> Self {
+impl From<Acked> for ReceiptOut {
+    fn from(a: Acked) -> Self {
         ReceiptOut {
-            seq: r.seq,
-            outcome: r.outcome.name(),
-            fact: r.outcome.fact().0,
-            previous: r.outcome.previous().map(|f| f.0),
-            newer: r.outcome.newer().map(|f| f.0),
-            key: r.key.map(|k| k.to_string()),
+            seq: a.seq,
+            outcome: a.outcome,
+            fact: a.fact,
+            previous: a.previous,
+            newer: a.newer,
+            key: a.key,
         }
     }
 }
@@ -111,17 +113,33 @@ impl From<Receipt> for ReceiptOut {
 pub struct ObserveOut {
     /// One receipt per observation, in order.
     pub receipts: Vec<ReceiptOut>,
+    /// Whether these are the receipts of an earlier request with the same
+    /// `request_id`: that request was committed, and this one wrote nothing.
+    pub replayed: bool,
 }
 
 /// Remembers observations; answers once they are durable.
-#[utoipa::path(post, path = "/v1/observe", request_body(content = ObservationIn, description = "one observation, or {\"observations\": [...]} (see ObserveBatch)"),
+#[utoipa::path(post, path = "/v1/observe", request_body(content = ObservationIn, description = "one observation, or {\"observations\": [...]} (see ObserveBatch); either may carry a top-level \"request_id\": 1 to 128 visible ASCII characters, an idempotency key (a retry with a known id returns the original receipts with replayed: true and writes nothing)"),
     responses((status = 200, body = ObserveOut), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 413, body = ErrorBody), (status = 422, body = ErrorBody), (status = 429, body = ErrorBody)),
     security(("bearer" = [])))]
 pub async fn observe(
     State(state): State<AppState>,
     Authed(tenant): Authed,
-    ApiJson(body): ApiJson<Value>,
+    ApiJson(mut body): ApiJson<Value>,
 ) -> Result<axum::Json<ObserveOut>, ApiError> {
+    let request_id = match body.as_object_mut().and_then(|o| o.remove("request_id")) {
+        None => None,
+        Some(Value::String(id)) => {
+            check_id(&id).map_err(|m| ApiError::bad_request("invalid_input", m))?;
+            Some(id)
+        }
+        Some(_) => {
+            return Err(ApiError::bad_request(
+                "invalid_input",
+                "request_id must be a string (e.g. a UUID)",
+            ));
+        }
+    };
     let items: Vec<ObservationIn> = if body.get("observations").is_some() {
         parse::<ObserveBatch>(body)?.observations
     } else {
@@ -154,11 +172,16 @@ pub async fn observe(
         })
         .collect::<Result<Vec<_>, _>>()?;
     let (tx, rx) = oneshot::channel();
-    tenant.write(WriteOp::Observe(observations, tx))?;
-    let receipts = rx
+    tenant.write(WriteOp::Observe(observations, request_id, tx))?;
+    let observed = rx
         .await
         .map_err(|_| ApiError::unavailable("the writer stopped"))??;
     Ok(axum::Json(ObserveOut {
-        receipts: receipts.into_iter().map(ReceiptOut::from).collect(),
+        receipts: observed
+            .receipts
+            .into_iter()
+            .map(ReceiptOut::from)
+            .collect(),
+        replayed: observed.replayed,
     }))
 }
