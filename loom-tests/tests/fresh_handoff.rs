@@ -4,7 +4,7 @@
 //! cancel flag. No deadlock, no lost wake-up, the request never blocks on
 //! anything the worker holds, and a cancelled job's result never reaches
 //! another request. Runs the real `Requester::fresh`, `Worker::serve` and
-//! `Completion`.
+//! the completion's two halves (`Waiter`, `Delivery`).
 
 #![cfg(loom)]
 
@@ -16,9 +16,9 @@ use loom_tests::{explore, explore_broken, rejects, spawn};
 use pfm::config::{Config, MergeMode};
 use pfm::{Memory, Observation, Request, WallTime};
 use pfm_serve::sync::fault::Fault;
-use pfm_serve::sync::{Deadline, Shared, queue};
+use pfm_serve::sync::{Deadline, queue};
 use pfm_serve::{
-    Completion, Construction, ContextHandle, Contexts, Metrics, Requester, Source, Waited, Worker,
+    Construction, ContextHandle, Contexts, Metrics, Requester, Source, Waited, Worker, completion,
     wall_clock,
 };
 
@@ -147,15 +147,9 @@ fn worker_stuck_until_the_request_returns() {
 /// A wait with no deadline returns once the worker completes: the
 /// completion's wake-up cannot be lost.
 fn wake_up_is_never_lost() {
-    let completion = Shared::new(Completion::<u32>::new());
-    let worker = {
-        let completion = completion.clone();
-        spawn(move || completion.complete(7).unwrap())
-    };
-    assert!(matches!(
-        completion.wait(Deadline::never()),
-        Waited::Done(7)
-    ));
+    let (mut waiter, delivery) = completion::<u32>();
+    let worker = spawn(move || delivery.complete(7).unwrap());
+    assert!(matches!(waiter.wait(Deadline::never()), Waited::Done(7)));
     worker.join().unwrap();
 }
 
@@ -163,15 +157,16 @@ fn wake_up_is_never_lost() {
 /// request waits with a deadline. At most one delivery succeeds, and the
 /// request gets that reply or gives up; no reply is written twice.
 fn hedged_delivery() {
-    let completion = Shared::new(Completion::<u32>::new());
+    let (mut waiter, delivery) = completion::<u32>();
     let workers: Vec<_> = [1, 2]
         .into_iter()
         .map(|reply| {
-            let completion = completion.clone();
-            spawn(move || completion.complete(reply).is_ok())
+            let delivery = delivery.clone();
+            spawn(move || delivery.complete(reply).is_ok())
         })
         .collect();
-    let waited = completion.wait(Deadline::after(OMEGA));
+    drop(delivery);
+    let waited = waiter.wait(Deadline::after(OMEGA));
     let delivered: Vec<bool> = workers.into_iter().map(|w| w.join().unwrap()).collect();
     match waited {
         Waited::Done(reply) => {

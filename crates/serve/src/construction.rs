@@ -20,11 +20,13 @@ use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use super::Clock;
 use super::metrics::{Counters, Metrics, Probe, Quantity};
 use super::snapshot::Changed;
+#[cfg(loom)]
 use crate::sync::fault::{self, Fault};
 use crate::sync::{self, Publication, Shared};
 use pfm::error::{Error, Result};
 use pfm::fact::FactId;
 use pfm::index::IndexVersion;
+#[cfg(loom)]
 use pfm::ledger::Forget;
 use pfm::memory::{Memory, Observation, Receipt};
 
@@ -85,6 +87,7 @@ impl Construction {
     pub fn commit(&mut self, batch: Vec<Observation>) -> Result<Vec<Receipt>> {
         let started = Instant::now();
         let n = batch.len() as u64;
+        #[cfg(loom)]
         if fault::injected(Fault::SplitCommit) {
             self.retire_first(&batch);
         }
@@ -102,8 +105,10 @@ impl Construction {
         Ok(receipts)
     }
 
-    /// The `SplitCommit` fault: retire the current value of each key the
-    /// batch names and publish that state before adding the new values.
+    /// The `SplitCommit` fault (loom builds only): retire the current value
+    /// of each key the batch names and publish that state before adding the
+    /// new values.
+    #[cfg(loom)]
     fn retire_first(&mut self, batch: &[Observation]) {
         for key in batch.iter().filter_map(|o| o.key.as_ref()) {
             if let Some(id) = self.memory.ledger().active_for_key(key).map(|f| f.id()) {

@@ -46,7 +46,7 @@ use pfm::retrieve::Request;
 use pfm::time::WallTime;
 
 pub use construction::{Construction, ConstructionActor, ConstructionMsg};
-pub use handoff::{Completion, Waited};
+pub use handoff::{Delivery, Waited, Waiter, completion};
 pub use metrics::{Metrics, Probe, Quantity, Summary};
 pub use pool::{Reply, RetrievalJob, Worker, WorkerPool};
 pub use request::{Fallback, Requester, Served, Source, Timings};

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::handoff::Completion;
+use super::handoff::Delivery;
 use super::metrics::{Counters, Metrics, Probe, Quantity};
 use crate::sync::queue::Receiver;
 use crate::sync::{Publication, Shared};
@@ -23,8 +23,8 @@ use pfm::retrieve::{Request, retrieve_cancellable};
 pub struct RetrievalJob {
     /// What to retrieve (validated before it is queued).
     pub request: Arc<Request>,
-    /// The reply slot, and the job's cancel flag.
-    pub completion: Shared<Completion<Reply>>,
+    /// The reply slot's delivery half, and the job's cancel flag.
+    pub completion: Delivery<Reply>,
     /// When the request stops waiting (drain time is measured from it).
     pub deadline: Instant,
 }
@@ -40,10 +40,10 @@ pub struct Reply {
     pub finished_at: Instant,
 }
 
-impl<T> Cancel for Completion<T> {
+impl<T> Cancel for Delivery<T> {
     #[inline]
     fn is_cancelled(&self) -> bool {
-        Completion::is_cancelled(self)
+        Delivery::is_cancelled(self)
     }
 }
 
@@ -79,7 +79,7 @@ impl Worker {
         let block = retrieve_cancellable(
             &version,
             &job.request,
-            Some(&*job.completion),
+            Some(&job.completion),
             &mut self.scratch,
         );
         if matches!(block, Err(Error::Cancelled)) {

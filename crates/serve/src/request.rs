@@ -19,13 +19,12 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use super::Clock;
-use super::handoff::{Completion, Waited};
+use super::handoff::{Delivery, Waited, Waiter, completion};
 use super::metrics::{Counters, Metrics, Probe, Quantity};
 use super::pool::{Reply, RetrievalJob};
 use super::snapshot::Context;
-use crate::sync::fault::{self, Fault};
 use crate::sync::queue::{Sender, TrySendError};
-use crate::sync::{Deadline, Publication, Shared};
+use crate::sync::{Deadline, Publication};
 use pfm::block::Block;
 use pfm::error::{Error, Result};
 use pfm::fact::Seq;
@@ -96,7 +95,7 @@ pub struct Requester {
     probe: Probe,
     clock: Clock,
     /// The last job's completion, reused when the worker has let go of it.
-    spare: Option<Shared<Completion<Reply>>>,
+    spare: Option<Waiter<Reply>>,
     /// After this fraction of `ω` without a reply, the job is also handed to
     /// a second worker (a hedge against a stalled one).
     hedge_after: Option<f64>,
@@ -156,11 +155,11 @@ impl Requester {
         }
         request.validate()?;
         Counters::bump(&self.metrics.counters.fresh_requests);
-        let completion = self.completion();
+        let (mut completion, delivery) = self.completion();
         let start = Instant::now();
         let job = RetrievalJob {
             request: request.clone(),
-            completion: completion.clone(),
+            completion: delivery.clone(),
             deadline: start + omega,
         };
         let depth = self.jobs.len() as u64;
@@ -195,7 +194,7 @@ impl Requester {
                         // delivers, the other's reply is dropped.
                         let hedge = RetrievalJob {
                             request: request.clone(),
-                            completion: completion.clone(),
+                            completion: delivery,
                             deadline: start + omega,
                         };
                         if self.jobs.try_send(hedge).is_ok() {
@@ -248,18 +247,13 @@ impl Requester {
 
     /// A pending completion for the next job: the previous one if the
     /// worker has let go of it (no allocation), else a new one.
-    fn completion(&mut self) -> Shared<Completion<Reply>> {
-        let mut spare = self.spare.take();
-        // get_mut acquires the worker's release of its reference, so its
-        // last access to the completion happened before we reuse it.
-        let unique = spare.as_mut().is_some_and(|c| Shared::get_mut(c).is_some());
-        match spare {
-            Some(c) if unique || fault::injected(Fault::SharedReplySlot) => {
-                c.reset();
-                c
-            }
-            _ => Shared::new(Completion::new()),
+    fn completion(&mut self) -> (Waiter<Reply>, Delivery<Reply>) {
+        if let Some(mut waiter) = self.spare.take()
+            && let Some(delivery) = waiter.renew()
+        {
+            return (waiter, delivery);
         }
+        completion()
     }
 
     /// One load of the context's snapshot, timed (`r`), as a response.

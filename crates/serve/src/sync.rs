@@ -28,9 +28,9 @@
 //!   reports expiry), so loom explores both "the worker finished in time" and
 //!   "the timeout fired first"; [`Deadline::never`] parks for real, so a
 //!   missing wake-up is a deadlock loom reports.
-//! - [`fault`] can switch on one deliberate bug at a time, so each model is
-//!   shown to catch the bug it is about. In normal builds `fault::injected`
-//!   is a constant `false`.
+//! - `fault` (loom builds only) can switch on one deliberate bug at a
+//!   time, so each model is shown to catch the bug it is about. Every fault
+//!   is `cfg(loom)` code: normal builds compile none of it.
 
 /// The shared pointer of the protocols' state (publications, completions):
 /// std's `Arc`, or loom's under `--cfg loom`. Named apart from `Arc`, which
@@ -425,6 +425,7 @@ pub mod queue {
 }
 
 /// Deliberate bugs for the loom models' broken variants.
+#[cfg(loom)]
 pub mod fault {
     /// One deliberate bug.
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -455,28 +456,18 @@ pub mod fault {
     // Per OS thread: loom runs a model's threads as coroutines on the thread
     // of the test that calls `loom::model`, so a fault injected there is seen
     // by every thread of that model and by no other test running alongside.
-    #[cfg(loom)]
     std::thread_local! {
         static INJECTED: std::cell::Cell<Fault> = const { std::cell::Cell::new(Fault::None) };
     }
 
-    /// Switches `fault` on for the models this test thread runs (loom only).
-    #[cfg(loom)]
+    /// Switches `fault` on for the models this test thread runs.
     pub fn inject(fault: Fault) {
         INJECTED.with(|f| f.set(fault));
     }
 
     /// Whether `fault` is switched on.
-    #[cfg(loom)]
     #[inline]
     pub fn injected(fault: Fault) -> bool {
         INJECTED.with(|f| f.get() == fault)
-    }
-
-    /// Whether `fault` is switched on: never, outside loom builds.
-    #[cfg(not(loom))]
-    #[inline(always)]
-    pub const fn injected(_fault: Fault) -> bool {
-        false
     }
 }

@@ -11,8 +11,8 @@ use pfm::rules::{Abstain, Identity, Rules};
 use pfm::{Error, Memory, Observation, Outcome, Request};
 use pfm_serve::sync::queue;
 use pfm_serve::{
-    Changed, Completion, Construction, Contexts, Fallback, Metrics, Requester, RetrievalJob,
-    Runtime, ServeOptions, SnapshotPublisher, Source, Worker, wall_clock,
+    Changed, Construction, Contexts, Fallback, Metrics, Requester, RetrievalJob, Runtime,
+    ServeOptions, SnapshotPublisher, Source, Worker, completion, wall_clock,
 };
 
 // The fixtures the core's integration tests use too.
@@ -167,15 +167,15 @@ fn a_late_job_falls_back_to_the_snapshot_and_its_result_reaches_nobody() {
 #[test]
 fn a_cancelled_job_stops_and_delivers_nothing() {
     let b = bench(1, None);
-    let completion = Arc::new(Completion::new());
+    let (mut waiter, delivery) = completion();
     let job = RetrievalJob {
         request: Arc::new(standup(2)),
-        completion: completion.clone(),
+        completion: delivery.clone(),
         deadline: Instant::now(),
     };
     // The request gives up (its deadline has passed) before the worker starts.
     assert!(matches!(
-        completion.wait(pfm_serve::sync::Deadline::after(Duration::ZERO)),
+        waiter.wait(pfm_serve::sync::Deadline::after(Duration::ZERO)),
         pfm_serve::handoff::Waited::TimedOut
     ));
     b.worker().serve(job);
@@ -186,7 +186,7 @@ fn a_cancelled_job_stops_and_delivers_nothing() {
         store_seq: 0,
         finished_at: Instant::now(),
     };
-    assert!(completion.complete(reply).is_err());
+    assert!(delivery.complete(reply).is_err());
 }
 
 #[test]
@@ -452,7 +452,7 @@ fn a_hedged_job_is_answered_by_the_first_worker_and_the_other_result_is_dropped(
         }
         let original = jobs.recv().unwrap();
         let hedge = jobs.recv().unwrap();
-        assert!(Arc::ptr_eq(&original.completion, &hedge.completion));
+        assert!(original.completion.same_job(&hedge.completion));
         worker.serve(hedge);
         worker.serve(original);
     });
