@@ -97,6 +97,17 @@ pub enum Error {
         min: usize,
     },
 
+    /// A time lies outside 1970-01-01 … 9999-12-31.
+    #[error(
+        "{field} = {millis} ms since the epoch is outside 1970-01-01 to 9999-12-31: times are milliseconds since the Unix epoch, dates or RFC 3339"
+    )]
+    TimeOutOfRange {
+        /// Which time (`at`, `as_of`).
+        field: &'static str,
+        /// The rejected time in milliseconds.
+        millis: i64,
+    },
+
     /// A time string did not parse.
     #[error("time {input:?} does not parse: {reason}")]
     InvalidTime {

@@ -103,6 +103,7 @@ impl Observation {
             });
         }
         check_no_control("text", &self.text)?;
+        self.at.checked("at")?;
         check_names("participant", &self.participants, MAX_NAMES)?;
         check_names("entity", &self.entities, MAX_NAMES)?;
         for p in &self.participants {

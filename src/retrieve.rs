@@ -122,6 +122,7 @@ impl Request {
             });
         }
         check_no_control("context", &self.context)?;
+        self.at.checked("at")?;
         check_names("participant", &self.participants, MAX_NAMES)?;
         self.rules.validate()
     }

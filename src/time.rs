@@ -22,8 +22,30 @@ pub struct WallTime(i64);
 pub const DAY_MS: i64 = 86_400_000;
 
 impl WallTime {
-    /// The Unix epoch.
+    /// The Unix epoch: the earliest time an observation or request may
+    /// carry.
     pub const EPOCH: WallTime = WallTime(0);
+
+    /// 9999-12-31T23:59:59.999Z: the latest time an observation or request
+    /// may carry (four-digit years; recency and dates stay finite).
+    pub const LATEST: WallTime = WallTime(253_402_300_799_999);
+
+    /// Whether the time lies from [`WallTime::EPOCH`] to [`WallTime::LATEST`].
+    pub const fn in_range(self) -> bool {
+        self.0 >= Self::EPOCH.0 && self.0 <= Self::LATEST.0
+    }
+
+    /// `self`, or [`Error::TimeOutOfRange`] naming `field`.
+    pub fn checked(self, field: &'static str) -> Result<Self, Error> {
+        if self.in_range() {
+            Ok(self)
+        } else {
+            Err(Error::TimeOutOfRange {
+                field,
+                millis: self.0,
+            })
+        }
+    }
 
     /// From milliseconds since the epoch.
     pub const fn from_millis(ms: i64) -> Self {

@@ -56,6 +56,10 @@ pub struct ServeArgs {
     /// Seconds before a request (body upload included) is answered 408.
     #[arg(long, default_value_t = 30)]
     request_timeout_secs: u64,
+    /// Seconds a connection may take to send its request headers before
+    /// it is closed.
+    #[arg(long, default_value_t = 5)]
+    header_timeout_secs: u64,
     /// Create this tenant with a fresh token at start if the data
     /// directory has no token yet (the token is printed once on stdout).
     #[arg(long)]
@@ -93,6 +97,7 @@ impl ServeArgs {
                 .tenant_request_threads
                 .unwrap_or((self.request_threads / 2).max(1)),
             request_timeout: Duration::from_secs(self.request_timeout_secs),
+            header_read_timeout: Duration::from_secs(self.header_timeout_secs),
         };
         pfm_server::run(options, |addr| {
             use std::io::Write;

@@ -13,12 +13,36 @@ pub struct TokenArgs {
 
 #[derive(Subcommand)]
 enum TokenAction {
-    /// Create a bearer token for a tenant (creating the tenant if new) and
-    /// print it; only its SHA-256 is stored. A running server picks it up.
+    /// Create a bearer token for a tenant (creating the tenant if new), or
+    /// with --metrics one that opens only GET /metrics, and print it; only
+    /// its SHA-256 is stored. A running server accepts it within a second.
     Create {
         /// The tenant: 1 to 64 characters of a-z, 0-9, '-', '_'.
+        #[arg(long, required_unless_present = "metrics", conflicts_with = "metrics")]
+        tenant: Option<String>,
+        /// A metrics token (for Prometheus) instead of a tenant's.
         #[arg(long)]
-        tenant: String,
+        metrics: bool,
+        /// The server's data directory.
+        #[arg(long, default_value = "pfm-data")]
+        data_dir: PathBuf,
+    },
+    /// List the tokens: id (the first digits of its hash), scope, tenant,
+    /// creation time. Tokens themselves are never stored.
+    List {
+        /// The server's data directory.
+        #[arg(long, default_value = "pfm-data")]
+        data_dir: PathBuf,
+    },
+    /// Revoke a token by id (from `list`), or every token of a tenant; a
+    /// running server refuses it within a second. The tenant's memory stays.
+    Revoke {
+        /// At least 6 hex digits of a token id.
+        #[arg(long, required_unless_present = "tenant", conflicts_with = "tenant")]
+        id: Option<String>,
+        /// Revoke every token of this tenant.
+        #[arg(long)]
+        tenant: Option<String>,
         /// The server's data directory.
         #[arg(long, default_value = "pfm-data")]
         data_dir: PathBuf,
@@ -27,16 +51,42 @@ enum TokenAction {
 
 impl TokenArgs {
     pub fn run(self) -> Result<()> {
+        use pfm_server::tokens;
         match self.action {
-            TokenAction::Create { tenant, data_dir } => {
-                let token = pfm_server::tokens::create(&data_dir, &tenant, jiff::Timestamp::now())?;
+            TokenAction::Create {
+                tenant, data_dir, ..
+            } => {
+                let token = tokens::create(&data_dir, tenant.as_deref(), jiff::Timestamp::now())?;
+                let what = match &tenant {
+                    Some(t) => format!("tenant {t}"),
+                    None => "metrics".to_owned(),
+                };
                 eprintln!(
-                    "created a token for tenant {tenant} in {} (shown once; only its hash is stored):",
+                    "created a {what} token in {} (shown once; only its hash is stored):",
                     data_dir.display()
                 );
                 println!("{token}");
-                Ok(())
+            }
+            TokenAction::List { data_dir } => {
+                println!("{:<14}{:<9}{:<24}created", "id", "scope", "tenant");
+                for t in tokens::list(&data_dir)? {
+                    let scope = match t.scope {
+                        tokens::Scope::Tenant => "tenant",
+                        tokens::Scope::Metrics => "metrics",
+                    };
+                    println!("{:<14}{scope:<9}{:<24}{}", t.id(), t.tenant, t.created);
+                }
+            }
+            TokenAction::Revoke {
+                id,
+                tenant,
+                data_dir,
+            } => {
+                for t in tokens::revoke(&data_dir, id.as_deref(), tenant.as_deref())? {
+                    eprintln!("revoked {} ({} {})", t.id(), t.tenant, t.created);
+                }
             }
         }
+        Ok(())
     }
 }

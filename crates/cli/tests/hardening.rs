@@ -253,3 +253,170 @@ fn a_timed_out_write_retried_with_its_request_id_exists_once() {
     eprintln!("first attempt answered {first}");
     server.stop();
 }
+
+fn pfm(args: &[&str], dir: &std::path::Path) -> String {
+    let out = std::process::Command::new(support::PFM)
+        .args(args)
+        .arg("--data-dir")
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[cfg(unix)]
+fn mode(path: &std::path::Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+/// `/metrics` names every tenant, so only a metrics token opens it; the
+/// data directory is the owner's alone; a revoked token stops working
+/// while the server runs.
+#[test]
+fn metrics_need_their_own_token_files_are_private_and_revocation_is_live() {
+    let dir = tempdir("ops");
+    let tok = token(&dir, "alice");
+    let server = Server::start(&dir, &[]);
+    let alice = Client::new(&server, Some(&tok));
+    alice.observe(json!({"text": "Alice's room is 16C.", "participants": ["Alice"]}));
+
+    let scrape = |token: Option<&str>| {
+        Client::new(&server, token)
+            .raw("GET", "/metrics", None)
+            .unwrap()
+    };
+    assert_eq!(scrape(None).0, 401);
+    assert_eq!(
+        scrape(Some(&tok)).0,
+        401,
+        "a tenant token does not open /metrics"
+    );
+    let metrics_token = pfm(&["token", "create", "--metrics"], &dir)
+        .trim()
+        .to_owned();
+    let started = Instant::now();
+    let text = loop {
+        let (status, text) = scrape(Some(&metrics_token));
+        if status == 200 {
+            break text;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the new metrics token never took effect"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(text.contains("tenant=\"alice\""), "{text}");
+
+    #[cfg(unix)]
+    {
+        assert_eq!(mode(&dir), 0o700);
+        assert_eq!(mode(&dir.join("tenants")), 0o700);
+        assert_eq!(mode(&dir.join("tenants/alice")), 0o700);
+        assert_eq!(mode(&dir.join("tenants/alice/ledger.redb")), 0o600);
+        assert_eq!(mode(&dir.join("tokens.json")), 0o600);
+    }
+
+    let listed = pfm(&["token", "list"], &dir);
+    let id = listed
+        .lines()
+        .find(|l| l.contains("alice"))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap()
+        .to_owned();
+    pfm(&["token", "revoke", "--id", &id], &dir);
+    let revoked = Instant::now();
+    loop {
+        let (status, _) = alice.call("POST", "/v1/retrieve", Some(json!({"context": "room"})));
+        if status == 401 {
+            break;
+        }
+        assert_eq!(status, 200);
+        assert!(
+            revoked.elapsed() < Duration::from_secs(10),
+            "the revoked token still works"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    eprintln!("revocation took effect after {:?}", revoked.elapsed());
+    assert!(!pfm(&["token", "list"], &dir).contains("alice"));
+    server.stop();
+}
+
+/// A connection that trickles its headers is closed after
+/// `--header-timeout-secs`, instead of holding a slot for half a minute.
+#[test]
+fn a_connection_that_never_finishes_its_headers_is_closed() {
+    use std::io::{Read, Write};
+    let dir = tempdir("slowloris");
+    token(&dir, "x");
+    let server = Server::start(&dir, &["--header-timeout-secs", "1"]);
+    let addr = server.base.trim_start_matches("http://").to_owned();
+    let mut socket = std::net::TcpStream::connect(&addr).unwrap();
+    socket
+        .write_all(b"POST /v1/observe HTTP/1.1\r\nHost: x\r\n")
+        .unwrap();
+    socket
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let started = Instant::now();
+    let mut answer = Vec::new();
+    let closed = socket.read_to_end(&mut answer);
+    assert!(
+        closed.is_ok(),
+        "the server kept the connection open: {closed:?}"
+    );
+    eprintln!(
+        "closed after {:?}: {:?}",
+        started.elapsed(),
+        String::from_utf8_lossy(&answer)
+    );
+    // A normal request is still served.
+    let (status, _) = Client::new(&server, None).call("GET", "/healthz", None);
+    assert_eq!(status, 200);
+    server.stop();
+}
+
+/// Times are bounded to years 1970–9999, and a number and a string of
+/// digits mean the same thing: milliseconds since the epoch.
+#[test]
+fn times_are_bounded_and_numbers_are_milliseconds_in_either_form() {
+    let dir = tempdir("times");
+    let tok = token(&dir, "t");
+    let server = Server::start(&dir, &[]);
+    let c = Client::new(&server, Some(&tok));
+    for at in [
+        json!(9_223_372_036_854_775_807_i64),
+        json!(-1),
+        json!("99999999999999999999"),
+    ] {
+        let (status, v) = c.call(
+            "POST",
+            "/v1/observe",
+            Some(json!({"text": "hello there", "at": at})),
+        );
+        assert_eq!(
+            (status, v["error"]["code"].as_str()),
+            (400, Some("invalid_input")),
+            "{at}: {v}"
+        );
+    }
+    let number =
+        c.observe(json!({"text": "The printer on floor 3 is fixed.", "at": 1_700_000_000_000_i64}));
+    let digits =
+        c.observe(json!({"text": "The roadmap review moved to Friday.", "at": "1700000000000"}));
+    for r in [number, digits] {
+        let fact = c.ok("GET", &format!("/v1/facts/{}", r["fact"]), None);
+        assert_eq!(
+            fact["fact"]["body"]["stated_at"], 1_700_000_000_000_i64,
+            "{fact}"
+        );
+    }
+    server.stop();
+}

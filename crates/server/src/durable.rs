@@ -40,6 +40,7 @@ use std::path::{Path, PathBuf};
 
 use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
 
+use crate::files;
 use crate::idempotency::LogChanges;
 use pfm::config::Config;
 use pfm::error::{Error, Result};
@@ -177,9 +178,10 @@ impl DurableLedger {
     /// Any unreadable row, unknown format or broken invariant is an error
     /// naming the file: nothing is served from partial state.
     pub fn open(dir: &Path, config: Config) -> Result<(DurableLedger, Memory)> {
-        std::fs::create_dir_all(dir).map_err(Error::io(dir))?;
+        files::private_dir(dir)?;
         let path = dir.join(FILE);
         let db = open_db(&path)?;
+        files::restrict(&path, 0o600)?;
         let store = DurableLedger { path, db };
         let (facts, meta) = store.read(false)?;
         let corrupt: Vec<_> = facts.iter().filter_map(|r| r.as_ref().err()).collect();
@@ -313,6 +315,7 @@ impl DurableLedger {
                 db: Database::create(&tmp).map_err(|e| storage(&tmp, "create", e))?,
                 path: tmp.clone(),
             };
+            files::restrict(&tmp, 0o600)?;
             fresh.write(full)?;
         }
         std::fs::rename(&tmp, &self.path).map_err(|e| storage(&self.path, "replace", e))?;

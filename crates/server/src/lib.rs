@@ -15,20 +15,24 @@
 //!   acknowledged and read back into a `Memory` on start.
 //! - [`api`]: bodies, handlers, the OpenAPI document.
 //! - [`error`]: the one error shape and the JSON extractor.
-//! - [`tenant`]: tenants and their runtimes; [`tokens`]: the hashed token file.
+//! - [`tenant`]: tenants and their runtimes; [`tokens`]: the hashed token
+//!   file; [`files`]: owner-only files and directories.
 //! - [`writer`]: the durable write path (group commit);
 //!   [`idempotency`]: client request ids and their receipts.
-//! - [`pool`]: request threads; [`prometheus`]: `/metrics`.
+//! - [`pool`]: request threads; [`prometheus`]: `/metrics`; [`http`]: the
+//!   accept loop (header-read timeout, graceful shutdown).
 //!
 //! # Shutdown
 //! SIGINT or SIGTERM stops accepting connections and lets in-flight
-//! requests finish (axum's graceful shutdown, as mini-redis does it with a
-//! broadcast of the signal); then every writer finishes its queue durably,
+//! requests finish ([`http::serve`], as mini-redis does it with a broadcast
+//! of the signal); then every writer finishes its queue durably,
 //! the request threads stop, and each runtime shuts down.
 
 pub mod api;
 pub mod durable;
 pub mod error;
+pub mod files;
+pub mod http;
 pub mod idempotency;
 pub mod pool;
 pub mod prometheus;
@@ -102,6 +106,9 @@ pub struct ServerOptions {
     pub tenant_request_threads: usize,
     /// A request (body included) that takes longer is answered 408.
     pub request_timeout: Duration,
+    /// A connection that has not sent its request headers within this is
+    /// closed.
+    pub header_read_timeout: Duration,
 }
 
 /// Shared by every handler.
@@ -169,14 +176,16 @@ pub fn run(options: ServerOptions, ready: impl FnOnce(SocketAddr)) -> Result<()>
             source: e,
         })?;
         tracing::info!(%addr, data_dir = %options.data_dir.display(), tenants = tenants.all().len(), "listening");
+        tokio::spawn(watch_tokens(tenants.clone()));
         ready(addr);
-        axum::serve(listener, router(state, options.request_timeout))
-            .with_graceful_shutdown(shutdown_signal())
-            .await
-            .map_err(|e| Error::Io {
-                path: addr.to_string(),
-                source: e,
-            })
+        http::serve(
+            listener,
+            router(state, options.request_timeout),
+            options.header_read_timeout,
+            shutdown_signal(),
+        )
+        .await;
+        Ok(())
     });
     // Everything in flight has been answered; nothing new arrives.
     io.shutdown_timeout(Duration::from_secs(5));
@@ -188,6 +197,23 @@ pub fn run(options: ServerOptions, ready: impl FnOnce(SocketAddr)) -> Result<()>
     drop(tenants);
     tracing::info!("stopped");
     served
+}
+
+/// How often the token file's modification time is checked: a token
+/// created or revoked with `pfm token` takes effect within this.
+const TOKEN_RELOAD: Duration = Duration::from_millis(500);
+
+/// Rereads the token file whenever it changes (on a blocking thread: a new
+/// tenant's ledger is replayed there).
+async fn watch_tokens(tenants: Arc<Tenants>) {
+    let mut tick = tokio::time::interval(TOKEN_RELOAD);
+    loop {
+        tick.tick().await;
+        let t = tenants.clone();
+        if let Ok(Err(e)) = tokio::task::spawn_blocking(move || t.reload()).await {
+            tracing::warn!("token file not reloaded: {e}");
+        }
+    }
 }
 
 async fn shutdown_signal() {

@@ -1,15 +1,19 @@
 //! `GET /metrics`: each tenant's runtime histograms (hdrhistogram) and
 //! counters in the Prometheus text format, labelled by tenant. Durations
 //! are in seconds, as Prometheus expects; no fact text is ever exported.
+//! The labels name every tenant, so the endpoint opens only to a metrics
+//! token (`pfm token create --metrics`), never to a tenant's token.
 
 use std::fmt::Write;
 use std::time::Duration;
 
 use axum::extract::State;
-use axum::http::header;
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::IntoResponse;
 
 use super::AppState;
+use super::api::auth::bearer;
+use super::error::ApiError;
 use pfm_serve::{Quantity, Summary};
 
 /// How long a scrape waits for idle request threads' recorders.
@@ -34,15 +38,22 @@ const EXPORTED: [(Quantity, &str); 9] = [
     ),
 ];
 
-/// The Prometheus text for every tenant.
-pub async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
+/// The Prometheus text for every tenant, to a metrics token.
+pub async fn metrics(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+) -> Result<impl IntoResponse, ApiError> {
+    let token = bearer(&headers)?;
+    if !state.tenants.is_metrics_token(token) {
+        return Err(ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "/metrics needs a metrics token (`pfm token create --metrics`); tenant tokens do not open it",
+        ));
+    }
     let tenants = state.tenants.clone();
-    let text = state
-        .pool
-        .run(move |_| render(&tenants.all()))
-        .await
-        .unwrap_or_else(|e| format!("# unavailable: {}\n", e.message));
-    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text)
+    let text = state.pool.run(move |_| render(&tenants.all())).await?;
+    Ok(([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text))
 }
 
 fn render(tenants: &[std::sync::Arc<super::tenant::Tenant>]) -> String {

@@ -4,7 +4,7 @@
 //! HTTP front and the request threads, so no request can reach another
 //! tenant's facts: every handler gets its tenant from the bearer token.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -13,8 +13,8 @@ use arc_swap::ArcSwap;
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 
 use super::pool::InFlight;
-use super::tokens;
 use super::writer::{Fsync, WriteOp, Writer};
+use super::{files, tokens};
 use crate::durable::DurableLedger;
 use pfm::config::Config;
 use pfm::error::{Error, Result};
@@ -117,6 +117,8 @@ pub struct Tenants {
     data_dir: PathBuf,
     options: TenantOptions,
     by_hash: ArcSwap<HashMap<String, Arc<Tenant>>>,
+    /// Hashes of the metrics tokens.
+    metrics: ArcSwap<HashSet<String>>,
     /// Open tenants by name, and the token file's time when last read.
     open: Mutex<Opened>,
 }
@@ -135,10 +137,13 @@ impl std::fmt::Debug for Tenants {
 impl Tenants {
     /// Opens every tenant the token file names. Blocks (replays ledgers).
     pub fn open(data_dir: &Path, options: TenantOptions) -> Result<Tenants> {
+        files::private_dir(data_dir)?;
+        files::private_dir(&data_dir.join("tenants"))?;
         let tenants = Tenants {
             data_dir: data_dir.to_owned(),
             options,
             by_hash: ArcSwap::from_pointee(HashMap::new()),
+            metrics: ArcSwap::from_pointee(HashSet::new()),
             open: Mutex::new((HashMap::new(), None)),
         };
         tenants.reload()?;
@@ -150,14 +155,21 @@ impl Tenants {
         self.by_hash.load().get(&tokens::hash(token)).cloned()
     }
 
-    /// Rereads the token file if it changed, opening new tenants. Blocks.
+    /// Whether a token opens `GET /metrics` (lock-free).
+    pub fn is_metrics_token(&self, token: &str) -> bool {
+        self.metrics.load().contains(&tokens::hash(token))
+    }
+
+    /// Rereads the token file if it changed, opening new tenants and
+    /// dropping revoked tokens (their tenants stay open, unreachable until
+    /// a new token names them). Blocks.
     pub fn reload(&self) -> Result<()> {
         let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
         let modified = tokens::modified(&self.data_dir);
         if open.1.is_some() && open.1 == modified {
             return Ok(());
         }
-        let hashes = tokens::load(&self.data_dir)?;
+        let (hashes, metrics) = tokens::load(&self.data_dir)?;
         let mut by_hash = HashMap::new();
         for (hash, name) in hashes {
             tokens::check_tenant(&name)?;
@@ -176,6 +188,7 @@ impl Tenants {
             by_hash.insert(hash, tenant);
         }
         self.by_hash.store(Arc::new(by_hash));
+        self.metrics.store(Arc::new(metrics));
         open.1 = modified;
         Ok(())
     }

@@ -1,4 +1,7 @@
-//! Tenants' bearer tokens, in `<data-dir>/tokens.json`, stored hashed.
+//! Bearer tokens, in `<data-dir>/tokens.json`, stored hashed: a tenant's
+//! tokens open its memory; metrics tokens open `GET /metrics` (which names
+//! every tenant) and nothing else. `pfm token create | list | revoke` edits
+//! the file; a running server rereads it within a second of a change.
 //!
 //! A token is `pfm_` and 64 hex digits: 32 bytes from the OS's random source
 //! (`/dev/urandom`), shown once by `pfm token create` and never stored. The
@@ -6,7 +9,7 @@
 //! for a 256-bit random secret: salting and slow hashing defend low-entropy
 //! passwords against guessing, and a 256-bit token cannot be guessed.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -18,17 +21,42 @@ use pfm::error::{Error, Result};
 /// The token file inside a data directory.
 pub const FILE: &str = "tokens.json";
 
+/// What a token opens.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Scope {
+    /// A tenant's memory (the tenant is named in the entry).
+    #[default]
+    Tenant,
+    /// `GET /metrics` only.
+    Metrics,
+}
+
 /// One issued token.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TokenEntry {
-    /// The tenant it opens.
+    /// The tenant it opens (empty for a metrics token).
     pub tenant: String,
     /// Hex SHA-256 of the token.
     pub sha256: String,
     /// When it was created (RFC 3339).
     pub created: String,
+    /// What it opens (files written before scopes hold tenant tokens).
+    #[serde(default)]
+    pub scope: Scope,
 }
+
+impl TokenEntry {
+    /// The token's id: the first 12 hex digits of its hash (what
+    /// `pfm token list` shows and `pfm token revoke` takes).
+    pub fn id(&self) -> &str {
+        &self.sha256[..self.sha256.len().min(ID_DIGITS)]
+    }
+}
+
+/// Hex digits of a token id.
+const ID_DIGITS: usize = 12;
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -73,30 +101,45 @@ fn read(data_dir: &Path) -> Result<TokenFile> {
     }
 }
 
-/// Token hash → tenant, as the file says now.
-pub fn load(data_dir: &Path) -> Result<HashMap<String, String>> {
-    Ok(read(data_dir)?
-        .tokens
-        .into_iter()
-        .map(|t| (t.sha256, t.tenant))
-        .collect())
+/// Every token as the file says now.
+pub fn list(data_dir: &Path) -> Result<Vec<TokenEntry>> {
+    Ok(read(data_dir)?.tokens)
+}
+
+/// Tenant-token hash → tenant, and the metrics-token hashes, as the file
+/// says now.
+pub fn load(data_dir: &Path) -> Result<(HashMap<String, String>, HashSet<String>)> {
+    let mut tenants = HashMap::new();
+    let mut metrics = HashSet::new();
+    for t in read(data_dir)?.tokens {
+        match t.scope {
+            Scope::Tenant => {
+                tenants.insert(t.sha256, t.tenant);
+            }
+            Scope::Metrics => {
+                metrics.insert(t.sha256);
+            }
+        }
+    }
+    Ok((tenants, metrics))
 }
 
 /// `pfm serve --bootstrap-tenant`: creates `tenant` with a fresh token when
 /// the data directory has no token yet, and returns it (shown once).
 pub fn bootstrap(data_dir: &Path, tenant: &str, now: jiff::Timestamp) -> Result<Option<String>> {
-    if !load(data_dir)?.is_empty() {
+    if !load(data_dir)?.0.is_empty() {
         return Ok(None);
     }
-    create(data_dir, tenant, now).map(Some)
+    create(data_dir, Some(tenant), now).map(Some)
 }
 
-/// Creates a token for `tenant` (creating the tenant if it is new) and
-/// returns it; only its hash is written. The file is replaced atomically
-/// and readable by its owner only.
-pub fn create(data_dir: &Path, tenant: &str, now: jiff::Timestamp) -> Result<String> {
-    check_tenant(tenant)?;
-    std::fs::create_dir_all(data_dir).map_err(Error::io(data_dir))?;
+/// Creates a token for `tenant` (creating the tenant if it is new), or a
+/// metrics token for `None`, and returns it; only its hash is written.
+pub fn create(data_dir: &Path, tenant: Option<&str>, now: jiff::Timestamp) -> Result<String> {
+    if let Some(tenant) = tenant {
+        check_tenant(tenant)?;
+    }
+    crate::files::private_dir(data_dir)?;
     let mut secret = [0u8; 32];
     std::fs::File::open("/dev/urandom")
         .and_then(|mut f| f.read_exact(&mut secret))
@@ -106,23 +149,73 @@ pub fn create(data_dir: &Path, tenant: &str, now: jiff::Timestamp) -> Result<Str
         .collect();
     let mut file = read(data_dir)?;
     file.tokens.push(TokenEntry {
-        tenant: tenant.to_owned(),
+        tenant: tenant.unwrap_or_default().to_owned(),
         sha256: hash(&token),
         created: now.to_string(),
+        scope: if tenant.is_some() {
+            Scope::Tenant
+        } else {
+            Scope::Metrics
+        },
     });
+    write(data_dir, &file)?;
+    Ok(token)
+}
+
+/// Revokes the tokens whose id starts with `id` (at least 6 hex digits,
+/// matching exactly one token) or, with `tenant`, every token of that
+/// tenant; returns the revoked entries. A running server stops accepting
+/// them within a second.
+pub fn revoke(data_dir: &Path, id: Option<&str>, tenant: Option<&str>) -> Result<Vec<TokenEntry>> {
+    let mut file = read(data_dir)?;
+    let (revoked, kept): (Vec<_>, Vec<_>) = match (id, tenant) {
+        (Some(id), None) => {
+            if id.len() < 6 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Err(Error::InvalidConfig(format!(
+                    "token id {id:?}: give at least 6 hex digits of an id from `pfm token list`"
+                )));
+            }
+            let id = id.to_ascii_lowercase();
+            let (hit, kept): (Vec<_>, Vec<_>) = file
+                .tokens
+                .into_iter()
+                .partition(|t| t.sha256.starts_with(&id));
+            if hit.len() > 1 {
+                return Err(Error::InvalidConfig(format!(
+                    "token id {id} matches {} tokens: give more digits",
+                    hit.len()
+                )));
+            }
+            (hit, kept)
+        }
+        (None, Some(tenant)) => file
+            .tokens
+            .into_iter()
+            .partition(|t| t.scope == Scope::Tenant && t.tenant == tenant),
+        _ => {
+            return Err(Error::InvalidConfig(
+                "revoke takes exactly one of --id and --tenant".into(),
+            ));
+        }
+    };
+    if revoked.is_empty() {
+        return Err(Error::InvalidConfig(
+            "no such token: see `pfm token list`".into(),
+        ));
+    }
+    file.tokens = kept;
+    write(data_dir, &file)?;
+    Ok(revoked)
+}
+
+/// Replaces the token file atomically, readable by its owner only.
+fn write(data_dir: &Path, file: &TokenFile) -> Result<()> {
     let target = path(data_dir);
     let tmp = target.with_extension("json.tmp");
     // Infallible: the file is plain strings.
-    let json = serde_json::to_vec_pretty(&file).expect("token file serializes");
-    std::fs::write(&tmp, json).map_err(Error::io(&tmp))?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o600))
-            .map_err(Error::io(&tmp))?;
-    }
-    std::fs::rename(&tmp, &target).map_err(Error::io(&target))?;
-    Ok(token)
+    let json = serde_json::to_vec_pretty(file).expect("token file serializes");
+    crate::files::write_private(&tmp, &json)?;
+    std::fs::rename(&tmp, &target).map_err(Error::io(&target))
 }
 
 /// When the token file last changed (to reload it when a token is unknown).

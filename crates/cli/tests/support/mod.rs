@@ -110,12 +110,13 @@ impl Client {
         }
     }
 
-    pub fn send(
+    /// The status and the body as text.
+    pub fn raw(
         &self,
         method: &str,
         path: &str,
         body: Option<&[u8]>,
-    ) -> Result<(u16, Value), String> {
+    ) -> Result<(u16, String), String> {
         let url = format!("{}{path}", self.base);
         let mut req = ureq::http::Request::builder()
             .method(method)
@@ -131,6 +132,17 @@ impl Client {
             .body_mut()
             .read_to_string()
             .map_err(|e| e.to_string())?;
+        Ok((status, text))
+    }
+
+    /// The status and the body as JSON (`null` when empty).
+    pub fn send(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<&[u8]>,
+    ) -> Result<(u16, Value), String> {
+        let (status, text) = self.raw(method, path, body)?;
         let value = if text.is_empty() {
             Value::Null
         } else {

@@ -10,24 +10,33 @@ use crate::error::ApiError;
 use pfm::fact::Key;
 use pfm::time::WallTime;
 
-/// A time: milliseconds since the Unix epoch, or a string such as
-/// `2025-06-02` or `2025-06-02T09:30:00Z`.
+/// A time from 1970-01-01 to 9999-12-31: milliseconds since the Unix
+/// epoch, as a number or a string of digits (one rule for both), or a
+/// date or RFC 3339 string such as `2025-06-02` or `2025-06-02T09:30:00Z`.
 #[derive(Clone, Debug, Deserialize, ToSchema)]
 #[serde(untagged)]
 pub enum TimeArg {
     /// Milliseconds since the epoch.
     Millis(i64),
-    /// A date or RFC 3339 time.
+    /// Milliseconds as digits, a date or an RFC 3339 time.
     Text(String),
 }
 
 impl TimeArg {
-    pub(super) fn resolve(arg: Option<TimeArg>) -> Result<WallTime, ApiError> {
-        match arg {
-            None => Ok(WallTime::now()),
-            Some(TimeArg::Millis(ms)) => Ok(WallTime::from_millis(ms)),
-            Some(TimeArg::Text(s)) => Ok(WallTime::parse(&s)?),
-        }
+    /// The time `field` names, or the server's clock when absent.
+    pub(super) fn resolve(field: &'static str, arg: Option<TimeArg>) -> Result<WallTime, ApiError> {
+        let t = match arg {
+            None => return Ok(WallTime::now()),
+            Some(TimeArg::Millis(ms)) => WallTime::from_millis(ms),
+            Some(TimeArg::Text(s)) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => {
+                let ms = s.parse::<i64>().map_err(|_| {
+                    ApiError::bad_request("invalid_input", format!("{field} = {s} is too large"))
+                })?;
+                WallTime::from_millis(ms)
+            }
+            Some(TimeArg::Text(s)) => WallTime::parse(&s)?,
+        };
+        Ok(t.checked(field)?)
     }
 }
 

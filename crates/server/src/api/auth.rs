@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, header};
 
 use crate::AppState;
 use crate::error::ApiError;
@@ -15,22 +15,26 @@ use crate::tenant::Tenant;
 /// tenant's rate limit admitted the request.
 pub struct Authed(pub Arc<Tenant>);
 
+/// The bearer token of a request, or 401 saying how to send one.
+pub fn bearer(headers: &HeaderMap) -> Result<&str, ApiError> {
+    let unauthorized = |m: &str| ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", m);
+    headers
+        .get(header::AUTHORIZATION)
+        .ok_or_else(|| unauthorized("missing Authorization header: send `Authorization: Bearer <token>` (create one with `pfm token create --tenant NAME`)"))?
+        .to_str()
+        .ok()
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| unauthorized("the Authorization header must be `Bearer <token>`"))
+}
+
 impl FromRequestParts<AppState> for Authed {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
         let unauthorized = |m: &str| ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", m);
-        let token = parts
-            .headers
-            .get(header::AUTHORIZATION)
-            .ok_or_else(|| unauthorized("missing Authorization header: send `Authorization: Bearer <token>` (create one with `pfm token create --tenant NAME`)"))?
-            .to_str()
-            .ok()
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .map(str::trim)
-            .filter(|t| !t.is_empty())
-            .ok_or_else(|| unauthorized("the Authorization header must be `Bearer <token>`"))?
-            .to_owned();
+        let token = bearer(&parts.headers)?.to_owned();
         let tenant = match state.tenants.lookup(&token) {
             Some(t) => t,
             None => {

@@ -31,7 +31,9 @@ pub struct ObservationIn {
     /// A key, for structured ingestion (skips the extractor).
     #[serde(default)]
     pub key: Option<KeyArg>,
-    /// The key's value (defaults to the first typed value in the text).
+    /// The key's value. Absent: the first typed value in the text (a time,
+    /// room, date or amount), or, when it has none, the whole normalized
+    /// text.
     #[serde(default)]
     pub value: Option<String>,
     /// Entities the text is about.
@@ -47,7 +49,7 @@ impl ObservationIn {
         // The name lists first: they are what makes an observation costly.
         check_names("participant", &self.participants, limits.max_names)?;
         check_names("entity", &self.entities, limits.max_names)?;
-        let mut o = Observation::new(self.text, TimeArg::resolve(self.at)?)
+        let mut o = Observation::new(self.text, TimeArg::resolve("at", self.at)?)
             .with_participants(self.participants)
             .with_entities(self.entities);
         if let Some(k) = self.key {

@@ -103,7 +103,7 @@ impl RetrieveIn {
             ));
         }
         check_names("participant", &self.participants, limits.max_names)?;
-        let mut request = Request::new(context, TimeArg::resolve(self.at.clone())?)
+        let mut request = Request::new(context, TimeArg::resolve("at", self.at.clone())?)
             .with_participants(self.participants.clone());
         if let Some(k) = self.k {
             if k > limits.max_k {
@@ -279,7 +279,7 @@ pub async fn retrieve_block(
     };
     let as_of = match body.as_of {
         Some(AsOfArg::Seq(s)) => Some(AsOf::Seq(s)),
-        Some(AsOfArg::Time(t)) => Some(AsOf::Time(TimeArg::resolve(Some(t))?)),
+        Some(AsOfArg::Time(t)) => Some(AsOf::Time(TimeArg::resolve("as_of", Some(t))?)),
         None => None,
     };
     let context_id = body.context_id;
