@@ -200,7 +200,7 @@ impl Usage {
 }
 
 /// What the store did with a fact: the mutable part of Definition 1.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FactState {
     /// Position in the version graph.
     pub status: Status,

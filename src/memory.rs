@@ -18,12 +18,10 @@ use crate::error::{Error, Result, check_name, check_no_control};
 use crate::extract::{EntityKind, Extractor, Gazetteer, GazetteerWriter, slots};
 use crate::fact::{Fact, FactBody, FactId, Key, Seq, name_key};
 use crate::graph::{GraphWriter, NodeId, contribution};
-use crate::index::{
-    CorpusWriter, DocAttrs, DocInput, IndexVersion, Segment, SegmentView, corpus::Corpus,
-};
+use crate::index::{CorpusWriter, DocAttrs, DocInput, IndexVersion, Timeline};
 use crate::ledger::{AsOf, Change, Commit, Draft, Ledger, Outcome, names_of};
 use crate::limits::{MAX_NAMES, MAX_TEXT_BYTES, check_names};
-use crate::retrieve::{Request, retrieve};
+use crate::retrieve::{Request, retrieve, retrieve_as_of};
 use crate::text;
 use crate::time::WallTime;
 
@@ -162,6 +160,7 @@ pub struct Memory {
     graph: GraphWriter,
     active: CorpusWriter,
     history: Option<CorpusWriter>,
+    timeline: Timeline,
     version: Arc<IndexVersion>,
     journal: Journal,
 }
@@ -197,6 +196,7 @@ impl Memory {
             graph: GraphWriter::new(config.graph.clone()),
             active: writer(),
             history: config.history_index.then(writer),
+            timeline: Timeline::default(),
             version: Arc::new(IndexVersion::empty(
                 config.score.clone(),
                 config.history_index,
@@ -386,6 +386,9 @@ impl Memory {
     /// publishes a new version if anything changed.
     fn apply(&mut self, commit: &Commit) {
         self.journal.touched.extend(commit.touched.iter().copied());
+        for id in &commit.touched {
+            self.remember(*id);
+        }
         if commit.changes.is_empty() {
             return;
         }
@@ -393,6 +396,8 @@ impl Memory {
         for change in &commit.changes {
             match change {
                 Change::Recorded(id) => {
+                    // A restore records facts without touching them.
+                    self.remember(*id);
                     let (body, observed) = self.snapshot(*id);
                     for e in body.entities.iter() {
                         self.gazetteer.learn(e, EntityKind::Other);
@@ -435,6 +440,7 @@ impl Memory {
                 Change::Erased(body) => {
                     self.journal.touched.remove(&body.id);
                     self.journal.erased.insert(body.id);
+                    self.timeline.erase(body.id);
                     self.active.remove(body.id);
                     if let Some(h) = &mut self.history {
                         h.remove(body.id);
@@ -447,6 +453,13 @@ impl Memory {
             }
         }
         self.publish(commit.seq);
+    }
+
+    /// Brings a retained fact's timeline entry up to date.
+    fn remember(&mut self, id: FactId) {
+        if let Some(fact) = self.ledger.get(id) {
+            self.timeline.record(fact);
+        }
     }
 
     /// A retained fact's body and last-observed time.
@@ -494,6 +507,7 @@ impl Memory {
             committed_at: self.ledger.committed_at(),
             active,
             history,
+            timeline: self.timeline.clone(),
             graph: self.graph.publish(),
             gazetteer: self.gazetteer.view().clone(),
             params: self.config.score.clone(),
@@ -505,40 +519,10 @@ impl Memory {
         retrieve(&self.version, request)
     }
 
-    /// Retrieves from the store as it was at `as_of` (transaction time): the
-    /// facts active then, indexed on the fly. Costs a build of that view.
+    /// Retrieves from the store as it was at `as_of` (transaction time):
+    /// see [`retrieve_as_of`].
     pub fn retrieve_as_of(&self, request: &Request, as_of: AsOf) -> Result<Block> {
-        request.validate()?;
-        let docs: Vec<DocInput> = self
-            .ledger
-            .active_as_of(as_of)
-            .into_iter()
-            .map(|f| {
-                let nodes: Vec<NodeId> = names_of(&f.body)
-                    .iter()
-                    .filter_map(|n| self.graph.graph().node(n))
-                    .collect();
-                doc_input(f, nodes.into())
-            })
-            .collect();
-        let corpus = Corpus::from_views(vec![SegmentView::new(Arc::new(Segment::build(
-            docs,
-            &self.config.score,
-        )))]);
-        let version = IndexVersion {
-            active: corpus,
-            history: None,
-            ..(*self.version).clone()
-        };
-        let mut ranker = request.ranker.clone();
-        ranker.validity = true;
-        retrieve(
-            &version,
-            &Request {
-                ranker,
-                ..request.clone()
-            },
-        )
+        retrieve_as_of(&self.version, request, as_of)
     }
 
     /// The facts active at a point in transaction time.

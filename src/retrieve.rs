@@ -2,12 +2,14 @@
 //! [`IndexVersion`] and one [`Request`].
 
 use std::cell::RefCell;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
 use crate::block::{Block, MIN_BUDGET};
 use crate::error::{Error, Result, check_no_control};
-use crate::index::IndexVersion;
+use crate::index::{Corpus, IndexVersion, Segment, SegmentView};
+use crate::ledger::AsOf;
 use crate::limits::{MAX_CONTEXT_BYTES, MAX_NAMES, check_names};
 use crate::rank::scorer::{Cancel, Query};
 use crate::rank::{Ranker, Scratch, shortlist};
@@ -179,4 +181,28 @@ thread_local! {
 /// Retrieves a block using this thread's scratch buffers.
 pub fn retrieve(version: &IndexVersion, request: &Request) -> Result<Block> {
     SCRATCH.with(|s| retrieve_with(version, request, &mut s.borrow_mut()))
+}
+
+/// Retrieves from `version` as the store was at `as_of` (transaction time):
+/// the facts its timeline says were active then, indexed on the fly (a
+/// build of that view per call), ranked with validity on. A pure function
+/// of one published version, so an as-of read never needs the writer.
+pub fn retrieve_as_of(version: &IndexVersion, request: &Request, as_of: AsOf) -> Result<Block> {
+    request.validate()?;
+    let docs = version.timeline.active_at(as_of, &version.graph);
+    let segment = Segment::build(docs, &version.params);
+    let past = IndexVersion {
+        active: Corpus::from_views(vec![SegmentView::new(Arc::new(segment))]),
+        history: None,
+        ..version.clone()
+    };
+    let mut ranker = request.ranker.clone();
+    ranker.validity = true;
+    retrieve(
+        &past,
+        &Request {
+            ranker,
+            ..request.clone()
+        },
+    )
 }

@@ -2,12 +2,13 @@
 //! sequence of keyed commits, re-observations, out-of-order arrivals, group
 //! commits, prunes, usage updates and erasures leaves at most one active fact
 //! per key in every published version, and every key's history stays
-//! reachable through `supersedes`.
+//! reachable through `supersedes`, and every version's timeline answers
+//! each past view exactly as the ledger does.
 
 use std::collections::{HashMap, HashSet};
 
 use pfm::config::{ChainOrder, Config, MergeMode};
-use pfm::{FactId, Forget, Key, Memory, Observation, WallTime};
+use pfm::{AsOf, FactId, Forget, Key, Memory, Observation, WallTime};
 use proptest::prelude::*;
 
 const ENTITIES: [&str; 3] = ["ann lee", "bo chan", "cy diaz"];
@@ -98,6 +99,37 @@ fn check(m: &Memory, ordering: ChainOrder) -> Result<(), TestCaseError> {
     let current: HashSet<FactId> = m.ledger().active().map(|f| f.id()).collect();
     prop_assert_eq!(&live, &current);
     prop_assert_eq!(version.active.live_docs() as usize, current.len());
+
+    // The version's timeline answers every past view as the ledger does
+    // (as-of reads are served from it, never from the ledger).
+    prop_assert_eq!(version.timeline.len(), m.ledger().facts().count());
+    for f in m.ledger().facts() {
+        let held = version.timeline.get(f.id());
+        prop_assert!(held.is_some_and(|h| h.state == f.state), "fact {}", f.id());
+        let history = |h: Vec<&pfm::Fact>| h.iter().map(|f| f.id()).collect::<Vec<_>>();
+        prop_assert_eq!(
+            history(version.timeline.history(f.id()).unwrap()),
+            history(m.history(f.id()).unwrap())
+        );
+    }
+    let times: Vec<WallTime> = m
+        .ledger()
+        .facts()
+        .flat_map(|f| f.state.intervals.iter().map(|i| i.from_time))
+        .collect();
+    let points = (0..=version.seq)
+        .map(AsOf::Seq)
+        .chain(times.into_iter().map(AsOf::Time));
+    for at in points {
+        let ledger: Vec<FactId> = m.as_of(at).iter().map(|f| f.id()).collect();
+        let timeline: Vec<FactId> = version
+            .timeline
+            .active_at(at, &version.graph)
+            .iter()
+            .map(|d| d.body.id)
+            .collect();
+        prop_assert_eq!(timeline, ledger, "as of {:?}", at);
+    }
 
     // The surviving value is the last to arrive (arrival order) or the latest
     // stated (event time), whenever the key has one.

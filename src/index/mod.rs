@@ -8,6 +8,8 @@
 //! - [`deletes`]: the copy-on-write bitset of a segment's deleted documents.
 //! - [`corpus`]: the segments of one index with their deletions and the exact
 //!   statistics of the live documents (N, document frequencies, lengths).
+//! - [`timeline`]: every retained fact with its activity intervals, for
+//!   as-of reads from a version.
 //! - [`writer`]: applies commits (one new segment per commit, deletions by
 //!   bitset) and merges segments by size tier, large merges in the background.
 //!
@@ -18,10 +20,12 @@ pub mod corpus;
 pub mod deletes;
 pub mod prefetch;
 pub mod segment;
+pub mod timeline;
 pub mod writer;
 
 pub use corpus::{Corpus, SegmentView};
 pub use segment::{DocAttrs, DocInput, FIELDS, Posting, Segment};
+pub use timeline::Timeline;
 pub use writer::CorpusWriter;
 
 use crate::config::ScoreParams;
@@ -36,6 +40,8 @@ use crate::time::WallTime;
 /// 1. `active` lists exactly the current facts of the ledger at commit `seq`
 ///    (so at most one per key: Proposition 1 holds in every version).
 /// 2. `history`, when present, lists exactly the retained facts at `seq`.
+/// 3. `timeline` holds exactly the retained facts at `seq` with their
+///    activity intervals (see [`timeline`]).
 ///
 /// Established by `Memory`'s commit path; checked by `tests/prop_ledger.rs`.
 #[derive(Clone, Debug)]
@@ -48,6 +54,8 @@ pub struct IndexVersion {
     pub active: Corpus,
     /// Index over all retained facts (history included), if the store keeps one.
     pub history: Option<Corpus>,
+    /// Every retained fact and when it was active (as-of reads).
+    pub timeline: Timeline,
     /// The memory graph.
     pub graph: Graph,
     /// The names the store knows.
@@ -64,6 +72,7 @@ impl IndexVersion {
             committed_at: WallTime::EPOCH,
             active: Corpus::default(),
             history: with_history.then(Corpus::default),
+            timeline: Timeline::default(),
             graph: Graph::default(),
             gazetteer: Gazetteer::default(),
             params,

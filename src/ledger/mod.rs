@@ -49,7 +49,7 @@ use rustc_hash::FxHashMap;
 
 pub use admission::{Signature, is_value_token, text_hash};
 pub use retire::Forget;
-pub use views::AsOf;
+pub use views::{AsOf, history_in};
 
 use crate::config::{AdmissionParams, ChainOrder, Config, ScoreParams};
 use crate::fact::{Fact, FactBody, FactId, FactState, Interval, Key, Seq, Status, Usage, name_key};

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Ledger, admission, names_of};
 use crate::error::{Error, Result};
-use crate::fact::{Fact, FactId, Key};
+use crate::fact::{Fact, FactId, FactState, Key};
 use crate::text;
 use crate::time::WallTime;
 
@@ -22,35 +22,46 @@ pub enum AsOf {
     Time(WallTime),
 }
 
+impl AsOf {
+    /// Whether a fact in `state` was active at this point.
+    pub fn holds(self, state: &FactState) -> bool {
+        match self {
+            AsOf::Seq(u) => state.active_at_seq(u),
+            AsOf::Time(t) => state.active_at_time(t),
+        }
+    }
+}
+
+/// A fact's version history, newest first, over any view of retained facts
+/// (`get`): the newest version reachable along `superseded_by`, then back
+/// along `supersedes`.
+pub fn history_in<'a>(
+    get: impl Fn(FactId) -> Option<&'a Fact>,
+    id: FactId,
+) -> Result<Vec<&'a Fact>> {
+    let mut head = get(id).ok_or(Error::UnknownFact(id))?;
+    while let Some(newer) = head.state.superseded_by.and_then(&get) {
+        head = newer;
+    }
+    let mut chain = vec![head];
+    while let Some(older) = chain[chain.len() - 1].state.supersedes.and_then(&get) {
+        chain.push(older);
+    }
+    Ok(chain)
+}
+
 impl Ledger {
     /// The facts that were active at `at` (transaction time), oldest first.
     ///
     /// Erased facts are gone from every view, past ones included.
     pub fn active_as_of(&self, at: AsOf) -> Vec<&Fact> {
-        self.facts()
-            .filter(|f| match at {
-                AsOf::Seq(u) => f.state.active_at_seq(u),
-                AsOf::Time(t) => f.state.active_at_time(t),
-            })
-            .collect()
+        self.facts().filter(|f| at.holds(&f.state)).collect()
     }
 
     /// A fact's version history, newest first: for a keyed fact every version
     /// of its key along the `supersedes` chain; for a keyless fact itself.
     pub fn history(&self, id: FactId) -> Result<Vec<&Fact>> {
-        let mut head = self.get(id).ok_or(Error::UnknownFact(id))?;
-        while let Some(newer) = head.state.superseded_by.and_then(|n| self.get(n)) {
-            head = newer;
-        }
-        let mut chain = vec![head];
-        while let Some(older) = chain[chain.len() - 1]
-            .state
-            .supersedes
-            .and_then(|o| self.get(o))
-        {
-            chain.push(older);
-        }
-        Ok(chain)
+        history_in(|id| self.get(id), id)
     }
 
     /// Checks every invariant listed in the module documentation; returns a

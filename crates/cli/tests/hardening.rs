@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::{Client, Server, tempdir, token};
+use support::{Client, Server, keyed, tempdir, token};
 
 fn names(n: usize) -> Vec<String> {
     (0..n).map(|i| format!("Person Number{i}")).collect()
@@ -275,6 +275,66 @@ fn mode(path: &std::path::Path) -> u32 {
     std::fs::metadata(path).unwrap().permissions().mode() & 0o777
 }
 
+/// Creates a metrics token, waits until the server has taken it (the
+/// token file is reread every 500 ms), and returns a scrape of `/metrics`.
+fn metrics<'a>(dir: &std::path::Path, server: &'a Server) -> impl Fn() -> String + 'a {
+    let token = pfm(&["token", "create", "--metrics"], dir)
+        .trim()
+        .to_owned();
+    let started = Instant::now();
+    let client = Client::new(server, Some(&token));
+    while client.raw("GET", "/metrics", None).unwrap().0 != 200 {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the new metrics token never took effect"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    move || {
+        let (status, text) = client.raw("GET", "/metrics", None).unwrap();
+        assert_eq!(status, 200, "{text}");
+        text
+    }
+}
+
+/// The counter `name` of `tenant` in a scrape.
+fn counter(text: &str, name: &str, tenant: &str) -> u64 {
+    let prefix = format!("{name}{{tenant=\"{tenant}\"}} ");
+    text.lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no {prefix} in {text}"))
+}
+
+/// Reads never take the writer's path: an as-of retrieval and a fact with
+/// its history are answered from the published version, so they publish
+/// nothing (each used to publish a version and rebuild every context).
+#[test]
+fn reads_publish_nothing() {
+    let dir = tempdir("reads");
+    let tok = token(&dir, "reader");
+    let server = Server::start(&dir, &[]);
+    let c = Client::new(&server, Some(&tok));
+    let first = c.observe(keyed("Alex Rivera", "room", "16C", 2));
+    c.observe(keyed("Alex Rivera", "room", "17D", 3));
+    let scrape = metrics(&dir, &server);
+    let before = counter(&scrape(), "pfm_versions_total", "reader");
+    let fact = first["fact"].as_u64().unwrap();
+    for _ in 0..3 {
+        let past = c.ok(
+            "POST",
+            "/v1/retrieve",
+            Some(json!({"context": "Alex Rivera room", "as_of": {"seq": 1}})),
+        );
+        assert!(past["block"].as_str().unwrap().contains("16C"), "{past}");
+        let got = c.ok("GET", &format!("/v1/facts/{fact}"), None);
+        assert_eq!(got["history"].as_array().unwrap().len(), 2, "{got}");
+    }
+    assert_eq!(counter(&scrape(), "pfm_versions_total", "reader"), before);
+    drop(scrape);
+    server.stop();
+}
+
 /// `/metrics` names every tenant, so only a metrics token opens it; the
 /// data directory is the owner's alone; a revoked token stops working
 /// while the server runs.
@@ -297,21 +357,7 @@ fn metrics_need_their_own_token_files_are_private_and_revocation_is_live() {
         401,
         "a tenant token does not open /metrics"
     );
-    let metrics_token = pfm(&["token", "create", "--metrics"], &dir)
-        .trim()
-        .to_owned();
-    let started = Instant::now();
-    let text = loop {
-        let (status, text) = scrape(Some(&metrics_token));
-        if status == 200 {
-            break text;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "the new metrics token never took effect"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let text = metrics(&dir, &server)();
     assert!(text.contains("tenant=\"alice\""), "{text}");
 
     #[cfg(unix)]

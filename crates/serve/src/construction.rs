@@ -130,15 +130,25 @@ impl Construction {
         n
     }
 
-    /// Runs `f` with exclusive access to the store, then publishes.
-    pub fn exclusive<R>(&mut self, f: impl FnOnce(&mut Memory) -> R) -> R {
-        let out = f(&mut self.memory);
-        self.publish(Changed::Everything);
+    /// Runs `f` with exclusive access to the store, then publishes what it
+    /// says it touched: nothing (no version is published, so readers keep
+    /// the last one), the listed facts (contexts they cannot reach are only
+    /// re-stamped), or everything.
+    pub fn exclusive<R>(&mut self, f: impl FnOnce(&mut Memory) -> (R, Touched)) -> R {
+        let (out, touched) = f(&mut self.memory);
+        match touched {
+            Touched::Nothing => {}
+            Touched::Facts(ids) => {
+                let changed = self.changed(ids);
+                self.publish(changed);
+            }
+            Touched::Everything => self.publish(Changed::Everything),
+        }
         out
     }
 
     /// The bodies of the facts a commit touched (retained facts only: an
-    /// erased one has no body left, and erasure goes through `exclusive`).
+    /// erased one has no body left, and erasure publishes everything).
     fn changed(&self, ids: impl IntoIterator<Item = FactId>) -> Changed {
         Changed::Facts {
             upto: self.memory.version().seq,
@@ -165,6 +175,21 @@ impl Construction {
     }
 }
 
+/// What a closure run with exclusive access changed, so that publication
+/// rebuilds only the registered contexts the change can reach.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Touched {
+    /// Nothing readers may see: no version is published. Also what a writer
+    /// says when a commit could not be made durable, so readers never see
+    /// a commit that may not survive.
+    Nothing,
+    /// These retained facts were added, revised, re-observed or retired.
+    Facts(Vec<FactId>),
+    /// Anything may have changed (an erasure: its facts have no body left
+    /// to test contexts against).
+    Everything,
+}
+
 /// Where a caller waiting for its commit gets its receipts.
 pub type ReceiptPort = RpcReplyPort<Result<Vec<Receipt>>>;
 
@@ -176,8 +201,9 @@ pub enum ConstructionMsg {
     Flush,
     /// Prune (sent by the timer).
     Prune,
-    /// Run a closure with exclusive access to the store, then publish.
-    Exclusive(Box<dyn FnOnce(&mut Memory) + Send>),
+    /// Run a closure with exclusive access to the writer (it calls
+    /// [`Construction::exclusive`], so it publishes before it replies).
+    Exclusive(Box<dyn FnOnce(&mut Construction) + Send>),
 }
 
 /// The ractor actor that owns [`Construction`].
@@ -261,7 +287,7 @@ impl Actor for ConstructionActor {
             }
             ConstructionMsg::Exclusive(f) => {
                 flush(state);
-                state.construction.exclusive(f);
+                f(&mut state.construction);
             }
         }
         Ok(())

@@ -45,7 +45,7 @@ use pfm::memory::{Memory, Observation, Receipt};
 use pfm::retrieve::Request;
 use pfm::time::WallTime;
 
-pub use construction::{Construction, ConstructionActor, ConstructionMsg};
+pub use construction::{Construction, ConstructionActor, ConstructionMsg, Touched};
 pub use handoff::{Delivery, Waited, Waiter, completion};
 pub use metrics::{Metrics, Probe, Quantity, Summary};
 pub use pool::{Reply, RetrievalJob, Worker, WorkerPool};
@@ -346,15 +346,19 @@ impl Runtime {
     }
 
     /// Runs `f` with exclusive access to the store on the construction
-    /// actor, publishes, and returns its result.
+    /// actor, publishes what it says it [`Touched`], and returns its result.
+    /// Reads never need this: they load a published version (its timeline
+    /// holds the ledger's past and every fact's state).
     pub fn exclusive<R: Send + 'static>(
         &self,
-        f: impl FnOnce(&mut Memory) -> R + Send + 'static,
+        f: impl FnOnce(&mut Memory) -> (R, Touched) + Send + 'static,
     ) -> Result<R> {
         may_block("Runtime::exclusive")?;
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
-        self.send(ConstructionMsg::Exclusive(Box::new(move |m| {
-            let _ = tx.send(f(m));
+        // The reply is sent after the publication: a caller that hears back
+        // reads its own write.
+        self.send(ConstructionMsg::Exclusive(Box::new(move |c| {
+            let _ = tx.send(c.exclusive(f));
         })))?;
         rx.recv()
             .map_err(|_| Error::ShutDown("construction stopped before replying".into()))

@@ -12,7 +12,7 @@ use pfm::{Error, Memory, Observation, Outcome, Request};
 use pfm_serve::sync::queue;
 use pfm_serve::{
     Changed, Construction, Contexts, Fallback, Metrics, Requester, RetrievalJob, Runtime,
-    ServeOptions, SnapshotPublisher, Source, Worker, completion, wall_clock,
+    ServeOptions, SnapshotPublisher, Source, Touched, Worker, completion, wall_clock,
 };
 
 // The fixtures the core's integration tests use too.
@@ -248,6 +248,7 @@ fn requests_complete_while_construction_is_held_inside_a_commit() {
                 .exclusive(move |_memory| {
                     entered_tx.send(()).unwrap();
                     release_rx.recv().unwrap();
+                    ((), Touched::Nothing)
                 })
                 .unwrap();
         })
@@ -357,6 +358,58 @@ fn a_commit_republishes_affected_contexts_without_waiting_for_the_period() {
         std::thread::sleep(Duration::from_millis(1));
     }
     assert_eq!(printer.snapshot().produced_at, before);
+}
+
+/// Exclusive access publishes what its closure says it touched: a read
+/// publishes nothing, a targeted write rebuilds only the contexts its facts
+/// reach (the others are re-stamped), and the caller hears back only after
+/// the publication.
+#[test]
+fn exclusive_access_publishes_only_what_it_touched() {
+    let runtime = Runtime::start(
+        memory(),
+        ServeOptions {
+            publish_every: Duration::from_secs(3600),
+            ..options()
+        },
+    )
+    .unwrap();
+    let context = runtime.register(standup(2), false).unwrap();
+    let printer = runtime
+        .register(Request::new("is the printer fixed", day(2)), false)
+        .unwrap();
+    let before = printer.snapshot().produced_at;
+    let versions = || runtime.metrics().counters.versions.load(Ordering::Relaxed);
+
+    let published = versions();
+    let facts = runtime
+        .exclusive(|m| (m.ledger().facts().count(), Touched::Nothing))
+        .unwrap();
+    assert_eq!(facts, runtime.version().timeline.len());
+    assert_eq!(versions(), published, "a read published a version");
+
+    let seq = runtime
+        .exclusive(|m| {
+            m.take_journal(); // what building the store wrote
+            let receipt = m
+                .observe(alex("Alex Rivera standup is rescheduled to 10:45am.", 3))
+                .unwrap();
+            let touched = m.take_journal().touched.into_iter().collect();
+            (receipt.seq, Touched::Facts(touched))
+        })
+        .unwrap();
+    assert_eq!(runtime.version().seq, seq, "answered before publication");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while context.snapshot().store_seq < seq || printer.snapshot().store_seq < seq {
+        assert!(Instant::now() < deadline, "no event-driven republication");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert!(context.snapshot().block.text.contains("10:45am"));
+    assert_eq!(
+        printer.snapshot().produced_at,
+        before,
+        "unreached context rebuilt"
+    );
 }
 
 /// Identity and abstention rules are part of a registered request, so the

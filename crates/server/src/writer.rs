@@ -25,8 +25,14 @@
 //! A failed sync answers the batch's requests with an error (none was
 //! acknowledged) and stops the writer: the memory may now hold changes the
 //! disk does not, so later writes are refused until a restart replays the
-//! disk. Readers may have seen the unacknowledged changes; nothing
-//! acknowledged is ever lost.
+//! disk. Nothing is published for the failed batch, so readers never see
+//! it; nothing acknowledged is ever lost.
+//!
+//! # Order
+//! Each batch is applied, synced and published (with the facts it wrote,
+//! so the snapshot publisher rebuilds only the contexts they reach) on the
+//! construction actor, and only then acknowledged: a client that hears
+//! back reads its own write.
 
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -42,7 +48,7 @@ use pfm::fact::FactId;
 use pfm::ledger::Forget;
 use pfm::memory::{Memory, Observation};
 use pfm::time::WallTime;
-use pfm_serve::{Quantity, Runtime};
+use pfm_serve::{Quantity, Runtime, Touched};
 
 /// Most requests in one batch.
 pub const MAX_GROUP: usize = 1024;
@@ -175,7 +181,7 @@ impl Writer {
         let (tx, rx) = crossbeam_channel::unbounded();
         let thread = std::thread::Builder::new()
             .name("pfm-writer".into())
-            .spawn(move || run(store, log, &runtime, fsync, &rx))
+            .spawn(move || run(Disk { store, log }, &runtime, fsync, &rx))
             .map_err(|e| Error::ShutDown(format!("cannot start the writer: {e}")))?;
         Ok(Writer {
             tx: Some(tx),
@@ -276,60 +282,92 @@ fn apply(memory: &mut Memory, work: Vec<Work>) -> Vec<Done> {
     done
 }
 
-fn run(
-    mut store: DurableLedger,
-    mut log: RequestLog,
-    runtime: &Runtime,
-    fsync: Fsync,
-    rx: &Receiver<(WriteOp, Instant)>,
-) {
+/// The writer's durable state. It travels to the construction actor with
+/// each batch and comes back, so a batch is applied and synced there, and
+/// published only once it is durable.
+struct Disk {
+    store: DurableLedger,
+    log: RequestLog,
+}
+
+impl Disk {
+    /// Makes durable what the batch just applied to `memory` wrote, with
+    /// the ids of its successful observes (invariant 1 of `idempotency`:
+    /// in the commit's own transaction), and says what readers may now see:
+    /// nothing if the sync failed, everything after an erasure (a rewrite
+    /// of the whole ledger), else the facts the commits wrote.
+    fn sync(
+        &mut self,
+        memory: &mut Memory,
+        ids: Vec<Option<String>>,
+        done: &[Done],
+    ) -> (Result<()>, Touched) {
+        let mut changes = LogChanges::default();
+        for (id, d) in ids.into_iter().zip(done) {
+            if let (Some(id), Done::Observe(Ok(o))) = (id, d) {
+                self.log.record(id, o.receipts.clone(), &mut changes);
+            }
+        }
+        let journal = memory.take_journal();
+        let (synced, touched) = if !journal.erased.is_empty() {
+            let all = LogChanges {
+                rows: self.log.rows(),
+                deletes: Vec::new(),
+            };
+            let synced = self.store.rewrite(&Batch::full(memory).with_requests(all));
+            (synced, Touched::Everything)
+        } else if journal.is_empty() && changes.rows.is_empty() && changes.deletes.is_empty() {
+            (Ok(()), Touched::Nothing)
+        } else {
+            let synced = self
+                .store
+                .write(&Batch::of(memory, &journal).with_requests(changes));
+            (
+                synced,
+                Touched::Facts(journal.touched.into_iter().collect()),
+            )
+        };
+        match synced {
+            Ok(()) => (Ok(()), touched),
+            Err(e) => (Err(e), Touched::Nothing),
+        }
+    }
+}
+
+fn run(mut disk: Disk, runtime: &Runtime, fsync: Fsync, rx: &Receiver<(WriteOp, Instant)>) {
     let mut probe = runtime.metrics().probe();
     let mut failed: Option<String> = None;
+    let path = disk.store.path().to_owned();
     while let Ok(first) = rx.recv() {
         let group = collect(first, rx, fsync);
         let arrived: Vec<Instant> = group.iter().map(|(_, t)| *t).collect();
-        let (work, replies, ids) = split(group, &log);
+        let (work, replies, ids) = split(group, &disk.log);
         if let Some(why) = &failed {
             for reply in replies {
                 reply.refuse(why);
             }
             continue;
         }
+        // Applied, synced and published on the actor, in that order; the
+        // replies below are the acknowledgement.
         let applied = runtime.exclusive(move |memory| {
             let done = apply(memory, work);
-            // What to sync: nothing if no commit wrote, the whole ledger
-            // (a rewrite) if one erased, else the rows the commits wrote.
-            let journal = memory.take_journal();
-            let erased = !journal.erased.is_empty();
-            let batch = if erased {
-                Batch::full(memory)
-            } else {
-                Batch::of(memory, &journal)
-            };
-            (done, batch, erased, journal.is_empty())
+            let (synced, touched) = disk.sync(memory, ids, &done);
+            ((disk, synced.map(|()| done)), touched)
         });
-        let outcome = applied.and_then(|(done, batch, erased, unchanged)| {
-            // The ids of this batch's successful observes (invariant 1 of
-            // `idempotency`: recorded in the commit's own transaction).
-            let mut changes = LogChanges::default();
-            for (id, d) in ids.into_iter().zip(&done) {
-                if let (Some(id), Done::Observe(Ok(o))) = (id, d) {
-                    log.record(id, o.receipts.clone(), &mut changes);
-                }
+        let outcome = match applied {
+            Ok((back, outcome)) => {
+                disk = back;
+                outcome
             }
-            let synced = if erased {
-                let all = LogChanges {
-                    rows: log.rows(),
-                    deletes: Vec::new(),
-                };
-                store.rewrite(&batch.with_requests(all))
-            } else if unchanged && changes.rows.is_empty() && changes.deletes.is_empty() {
-                Ok(())
-            } else {
-                store.write(&batch.with_requests(changes))
-            };
-            synced.map(|()| done)
-        });
+            Err(e) => {
+                // Construction stopped (shutdown): the batch never ran.
+                for reply in replies {
+                    reply.refuse(&e.to_string());
+                }
+                return;
+            }
+        };
         match outcome {
             Ok(done) => {
                 let committed: usize = done
@@ -353,7 +391,7 @@ fn run(
                 let why = format!(
                     "the ledger could not be made durable ({e}); restart the server to replay it from disk"
                 );
-                tracing::error!(file = %store.path().display(), "{why}");
+                tracing::error!(file = %path.display(), "{why}");
                 for reply in replies {
                     reply.refuse(&why);
                 }

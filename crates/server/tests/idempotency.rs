@@ -3,57 +3,12 @@
 //! its retry with the same `request_id` returns the original receipts and
 //! writes nothing, before and after a restart and an erasure rewrite.
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+mod support;
 
-use pfm::{Config, Forget, Observation, WallTime};
-use pfm_serve::{Runtime, ServeOptions};
-use pfm_server::durable::DurableLedger;
-use pfm_server::writer::{Fsync, Observed, WriteOp, Writer};
+use pfm::{Forget, WallTime};
+use pfm_server::writer::{Observed, WriteOp};
+use support::{facts, observation, observe, open, tempdir};
 use tokio::sync::oneshot;
-
-fn tempdir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("pfm-idem-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-/// A tenant's store, runtime and writer, as `pfm serve` opens them.
-fn open(dir: &Path) -> (Arc<Runtime>, Writer) {
-    let (store, memory) = DurableLedger::open(dir, Config::default()).unwrap();
-    let options = ServeOptions {
-        workers: 2,
-        queue: 2,
-        pin_workers: false,
-        prune_every: None,
-        ..ServeOptions::default()
-    };
-    let runtime = Arc::new(Runtime::start(memory, options).unwrap());
-    let writer = Writer::start(store, runtime.clone(), Fsync::Always).unwrap();
-    (runtime, writer)
-}
-
-fn observation(text: &str) -> Observation {
-    Observation::new(text, WallTime::parse("2025-06-02").unwrap())
-        .with_participants(["Alex Rivera"])
-}
-
-fn observe(writer: &Writer, text: &str, id: Option<&str>) -> Observed {
-    let (tx, rx) = oneshot::channel();
-    writer
-        .send(WriteOp::Observe(
-            vec![observation(text)],
-            id.map(str::to_owned),
-            tx,
-        ))
-        .unwrap();
-    rx.blocking_recv().unwrap().unwrap()
-}
-
-fn facts(runtime: &Runtime) -> usize {
-    runtime.exclusive(|m| m.ledger().facts().count()).unwrap()
-}
 
 #[test]
 fn a_retried_request_id_is_answered_from_its_commit_and_writes_nothing() {

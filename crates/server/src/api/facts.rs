@@ -1,14 +1,13 @@
 //! `GET /v1/facts/{id}` and `POST /v1/forget`: a fact with its history,
 //! and erasure.
 
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use serde::{Deserialize, Serialize};
 use tokio::sync::oneshot;
 use utoipa::ToSchema;
 
 use super::args::KeyArg;
 use super::auth::Authed;
-use crate::AppState;
 use crate::error::{ApiError, ApiJson, ErrorBody};
 use crate::writer::WriteOp;
 use pfm::error::Error;
@@ -35,25 +34,18 @@ pub struct FactOut {
     responses((status = 200, body = FactOut), (status = 404, body = ErrorBody), (status = 401, body = ErrorBody)),
     security(("bearer" = [])))]
 pub async fn fact(
-    State(state): State<AppState>,
     Authed(tenant): Authed,
     Path(id): Path<u64>,
 ) -> Result<axum::Json<FactOut>, ApiError> {
-    let job_tenant = tenant.clone();
-    let out = state
-        .pool
-        .run_for(&tenant.in_flight, move |_| {
-            job_tenant
-                .runtime
-                .exclusive(move |m| -> Result<FactOut, Error> {
-                    let id = FactId(id);
-                    Ok(FactOut {
-                        fact: m.fact(id)?.clone(),
-                        history: m.history(id)?.into_iter().cloned().collect(),
-                    })
-                })
-        })
-        .await???;
+    // Read from the newest published version (its timeline holds every
+    // retained fact's state), never through the writer.
+    let version = tenant.runtime.version();
+    let id = FactId(id);
+    let fact = version.timeline.get(id).ok_or(Error::UnknownFact(id))?;
+    let out = FactOut {
+        fact: fact.clone(),
+        history: version.timeline.history(id)?.into_iter().cloned().collect(),
+    };
     Ok(axum::Json(out))
 }
 

@@ -19,7 +19,7 @@ use pfm::error::Error;
 use pfm::ledger::AsOf;
 use pfm::limits::check_names;
 use pfm::rank::scorer::Cancel;
-use pfm::retrieve::{Request, retrieve_cancellable};
+use pfm::retrieve::{Request, retrieve_as_of, retrieve_cancellable};
 use pfm::rules::Rules;
 use pfm_serve::{Fallback, Quantity, Served, Source, Timings};
 
@@ -307,10 +307,11 @@ pub async fn retrieve_block(
             };
             let (served, as_of_view) = match (context_id, request, as_of) {
                 (_, Some(request), Some(as_of)) => {
-                    let block = tenant
-                        .runtime
-                        .exclusive(move |m| m.retrieve_as_of(&request, as_of))??;
-                    (direct(block, tenant.runtime.version().seq, None), true)
+                    // From the newest published version's timeline, never
+                    // through the writer.
+                    let version = tenant.runtime.version();
+                    let block = retrieve_as_of(&version, &request, as_of)?;
+                    (direct(block, version.seq, None), true)
                 }
                 (Some(id), _, _) => {
                     let ctx = tenant.runtime.context(id)?;
