@@ -29,7 +29,8 @@ pub const MAX_NAMES: usize = 256;
 pub const MAX_NAME_BYTES: usize = 256;
 
 /// Checks a list of names: at most `max` of them (never more than
-/// [`MAX_NAMES`]), each a valid name ([`check_name`]).
+/// [`MAX_NAMES`]), each a valid name (non-empty, at most [`MAX_NAME_BYTES`], no control
+/// characters).
 pub fn check_names(field: &'static str, names: &[String], max: usize) -> Result<()> {
     let max = max.min(MAX_NAMES);
     if names.len() > max {
