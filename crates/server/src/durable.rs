@@ -27,8 +27,16 @@
 //! # Erasure
 //! Deleting a row leaves its bytes in freed pages of the file, so after an
 //! erasure [`DurableLedger::rewrite`] copies the surviving rows into a fresh
-//! file, syncs it and renames it over the old one: the erased text is in no
-//! file of the data directory afterwards.
+//! file, syncs it, renames it over the old one and syncs the directory: the
+//! erased text is in no file of the data directory afterwards.
+//!
+//! # Crashes
+//! Every file operation goes through a [`Disk`]. A write is acknowledged
+//! only after its transaction's fsync; a new ledger file's name is made
+//! durable (its directory synced) before the store is used; a rewrite is
+//! acknowledged only after the rename's directory sync. Checked by
+//! `tests/crash.rs` on a disk that loses everything not synced, crashed at
+//! every sync point of `write` and of `rewrite`.
 //!
 //! # Corruption
 //! A row that does not decode is reported with the file, the table, the row
@@ -37,10 +45,11 @@
 //! them (then the ledger's invariants are checked again).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
 
-use crate::files;
+use crate::disk::{Disk, Os};
 use crate::idempotency::LogChanges;
 use pfm::config::Config;
 use pfm::error::{Error, Result};
@@ -133,6 +142,7 @@ fn encode(fact: &Fact) -> (u64, Vec<u8>) {
 pub struct DurableLedger {
     path: PathBuf,
     db: Database,
+    disk: Arc<dyn Disk>,
 }
 
 impl std::fmt::Debug for DurableLedger {
@@ -158,13 +168,13 @@ fn storage(path: &Path, what: &str, e: impl std::fmt::Display) -> Error {
     Error::Storage(format!("{}: {what}: {e}", path.display()))
 }
 
-fn open_db(path: &Path) -> Result<Database> {
+fn open_db(disk: &dyn Disk, path: &Path) -> Result<Database> {
     let mut builder = Database::builder();
     let shown = path.display().to_string();
     builder.set_repair_callback(move |session| {
         tracing::warn!(file = %shown, progress = session.progress(), "repairing the ledger file after an unclean shutdown");
     });
-    builder.create(path).map_err(|e| {
+    disk.database(path, &builder).map_err(|e| {
         storage(
             path,
             "cannot open the ledger file (refusing to start; `pfm repair` inspects it)",
@@ -178,11 +188,26 @@ impl DurableLedger {
     /// Any unreadable row, unknown format or broken invariant is an error
     /// naming the file: nothing is served from partial state.
     pub fn open(dir: &Path, config: Config) -> Result<(DurableLedger, Memory)> {
-        files::private_dir(dir)?;
+        DurableLedger::open_on(Arc::new(Os), dir, config)
+    }
+
+    /// [`DurableLedger::open`] on another [`Disk`] (the crash tests').
+    pub fn open_on(
+        disk: Arc<dyn Disk>,
+        dir: &Path,
+        config: Config,
+    ) -> Result<(DurableLedger, Memory)> {
+        disk.private_dir(dir)?;
         let path = dir.join(FILE);
-        let db = open_db(&path)?;
-        files::restrict(&path, 0o600)?;
-        let store = DurableLedger { path, db };
+        let created = !disk.exists(&path);
+        let db = open_db(&*disk, &path)?;
+        disk.restrict(&path, 0o600)?;
+        if created {
+            // A new file's name is durable only once its directory is.
+            disk.sync_dir(dir)
+                .map_err(|e| storage(dir, "sync the directory", e))?;
+        }
+        let store = DurableLedger { path, db, disk };
         let (facts, meta) = store.read(false)?;
         let corrupt: Vec<_> = facts.iter().filter_map(|r| r.as_ref().err()).collect();
         if let Some((key, why)) = corrupt.first() {
@@ -308,23 +333,28 @@ impl DurableLedger {
     /// written beside it, synced, renamed over it, and the directory synced.
     /// Afterwards no byte of an erased fact is left in the data directory.
     pub fn rewrite(&mut self, full: &Batch) -> Result<()> {
+        let disk = &*self.disk;
         let tmp = self.path.with_extension("redb.tmp");
-        let _ = std::fs::remove_file(&tmp);
+        if disk.exists(&tmp) {
+            disk.remove_file(&tmp)
+                .map_err(|e| storage(&tmp, "remove", e))?;
+        }
         {
             let fresh = DurableLedger {
-                db: Database::create(&tmp).map_err(|e| storage(&tmp, "create", e))?,
+                db: open_db(disk, &tmp)?,
                 path: tmp.clone(),
+                disk: self.disk.clone(),
             };
-            files::restrict(&tmp, 0o600)?;
+            disk.restrict(&tmp, 0o600)?;
             fresh.write(full)?;
         }
-        std::fs::rename(&tmp, &self.path).map_err(|e| storage(&self.path, "replace", e))?;
+        disk.rename(&tmp, &self.path)
+            .map_err(|e| storage(&self.path, "replace", e))?;
         if let Some(dir) = self.path.parent() {
-            std::fs::File::open(dir)
-                .and_then(|d| d.sync_all())
+            disk.sync_dir(dir)
                 .map_err(|e| storage(dir, "sync the directory", e))?;
         }
-        self.db = open_db(&self.path)?;
+        self.db = open_db(disk, &self.path)?;
         Ok(())
     }
 }
@@ -370,8 +400,9 @@ pub fn repair(dir: &Path, config: Config, drop_corrupt: bool) -> Result<RepairRe
         )));
     }
     let store = DurableLedger {
-        db: open_db(&path)?,
+        db: open_db(&Os, &path)?,
         path,
+        disk: Arc::new(Os),
     };
     let (facts, _) = store.read(true)?;
     let mut report = RepairReport {

@@ -29,6 +29,7 @@
 //! the request threads stop, and each runtime shuts down.
 
 pub mod api;
+pub mod disk;
 pub mod durable;
 pub mod error;
 pub mod files;
