@@ -32,8 +32,9 @@
 //!
 //! # Crashes
 //! Every file operation goes through a [`Disk`]. A write is acknowledged
-//! only after its transaction's fsync; a new ledger file's name is made
-//! durable (its directory synced) before the store is used; a rewrite is
+//! only after its transaction's fsync; the names of a new ledger file and
+//! of the directories created for it are made durable (their directories
+//! synced) before the store is used; a rewrite is
 //! acknowledged only after the rename's directory sync. Checked by
 //! `tests/crash.rs` on a disk that loses everything not synced, crashed at
 //! every sync point of `write` and of `rewrite`.
@@ -197,15 +198,22 @@ impl DurableLedger {
         dir: &Path,
         config: Config,
     ) -> Result<(DurableLedger, Memory)> {
+        // A new file's or directory's name is durable only once the
+        // directory holding it is synced: sync each that this call creates.
+        let new_dirs: Vec<PathBuf> = dir
+            .ancestors()
+            .take_while(|d| !d.as_os_str().is_empty() && !disk.exists(d))
+            .map(Path::to_owned)
+            .collect();
         disk.private_dir(dir)?;
         let path = dir.join(FILE);
         let created = !disk.exists(&path);
         let db = open_db(&*disk, &path)?;
         disk.restrict(&path, 0o600)?;
-        if created {
-            // A new file's name is durable only once its directory is.
-            disk.sync_dir(dir)
-                .map_err(|e| storage(dir, "sync the directory", e))?;
+        let holders = created.then_some(dir).into_iter();
+        for holder in holders.chain(new_dirs.iter().filter_map(|d| d.parent())) {
+            disk.sync_dir(holder)
+                .map_err(|e| storage(holder, "sync the directory", e))?;
         }
         let store = DurableLedger { path, db, disk };
         let (facts, meta) = store.read(false)?;
