@@ -12,11 +12,14 @@ pub mod slots;
 
 use std::sync::{Arc, LazyLock};
 
+use rustc_hash::FxHashSet;
+
 pub use gazetteer::{EntityKind, Gazetteer, GazetteerWriter, Mention};
 pub use slots::{CANCELLED, SLOTS, SlotSpec, ValueType};
 
 use crate::config::KeyGranularity;
 use crate::fact::Key;
+use crate::limits::MAX_NAMES;
 use crate::text;
 
 /// A slot statement found in a sentence.
@@ -84,9 +87,17 @@ impl Extractor {
         };
 
         let mentions = gazetteer.mentions(&toks, participants);
-        let mut entities: Vec<Arc<str>> = mentions.iter().map(|m| m.entity.clone()).collect();
+        // At most MAX_NAMES entities, the first mentioned: a fact's names
+        // are joined pairwise in the graph, so a text naming thousands of
+        // known names must not cost quadratic work (`tests/bounded_work.rs`).
+        let mut seen: FxHashSet<&str> = FxHashSet::default();
+        let mut entities: Vec<Arc<str>> = mentions
+            .iter()
+            .filter(|m| seen.insert(&m.entity))
+            .take(MAX_NAMES)
+            .map(|m| m.entity.clone())
+            .collect();
         entities.sort();
-        entities.dedup();
 
         let nouns = slot_nouns(&toks);
         if nouns.is_empty() {
