@@ -457,7 +457,7 @@ impl Memory {
 
     /// Brings a retained fact's timeline entry up to date.
     fn remember(&mut self, id: FactId) {
-        if let Some(fact) = self.ledger.get(id) {
+        if let Some(fact) = self.ledger.shared(id) {
             self.timeline.record(fact);
         }
     }

@@ -217,8 +217,11 @@ pub struct Ledger {
     ordering: ChainOrder,
     admission: AdmissionParams,
     score: ScoreParams,
-    /// Every fact ever created, by id; `None` once erased.
-    facts: Vec<Option<Fact>>,
+    /// Every fact ever created, by id; `None` once erased. Shared with the
+    /// published versions' timelines (`index::timeline`): a write to a
+    /// published fact copies it first ([`Arc::make_mut`]), so a version never
+    /// changes and an unchanged fact is held once.
+    facts: Vec<Option<Arc<Fact>>>,
     /// The last commit's sequence number (0 before the first).
     seq: Seq,
     /// Wall time of the last commit; commit times never go backward.
@@ -283,7 +286,7 @@ impl Ledger {
                 .facts
                 .get_mut(id.0 as usize)
                 .ok_or_else(|| format!("fact {id} is at or past the next id {next_id}"))?;
-            if slot.replace(fact).is_some() {
+            if slot.replace(Arc::new(fact)).is_some() {
                 return Err(format!("fact {id} is stored twice"));
             }
         }
@@ -334,6 +337,11 @@ impl Ledger {
 
     /// A retained fact.
     pub fn get(&self, id: FactId) -> Option<&Fact> {
+        self.facts.get(id.0 as usize).and_then(Option::as_deref)
+    }
+
+    /// A retained fact as shared with published versions.
+    pub fn shared(&self, id: FactId) -> Option<&Arc<Fact>> {
         self.facts.get(id.0 as usize).and_then(Option::as_ref)
     }
 
@@ -344,7 +352,7 @@ impl Ledger {
 
     /// Every retained fact, oldest first.
     pub fn facts(&self) -> impl Iterator<Item = &Fact> {
-        self.facts.iter().flatten()
+        self.facts.iter().flatten().map(|f| &**f)
     }
 
     /// Every current fact, oldest first.
@@ -477,9 +485,7 @@ impl Ledger {
 
     fn fact_mut(&mut self, id: FactId) -> &mut Fact {
         self.touched.push(id);
-        self.facts[id.0 as usize]
-            .as_mut()
-            .expect("ledger maps list only retained facts")
+        writable(&mut self.facts, id).expect("ledger maps list only retained facts")
     }
 
     fn value_of(&self, id: FactId) -> Option<&str> {
@@ -560,7 +566,7 @@ impl Ledger {
                 .or_default()
                 .push(id);
         }
-        self.facts.push(Some(fact));
+        self.facts.push(Some(Arc::new(fact)));
         self.touched.push(id);
         id
     }
@@ -708,7 +714,7 @@ impl Ledger {
             ..Commit::default()
         };
         for &id in ids {
-            if let Some(Some(fact)) = self.facts.get_mut(id.0 as usize) {
+            if let Some(fact) = writable(&mut self.facts, id) {
                 self.touched.push(id);
                 fact.state.usage.record(at, half_life);
                 commit.changes.push(Change::Refreshed {
@@ -739,6 +745,14 @@ pub fn names_of(body: &FactBody) -> Vec<Arc<str>> {
     names.sort();
     names.dedup();
     names
+}
+
+/// A retained fact to write, copied first if a published version shares it.
+fn writable(facts: &mut [Option<Arc<Fact>>], id: FactId) -> Option<&mut Fact> {
+    facts
+        .get_mut(id.0 as usize)
+        .and_then(Option::as_mut)
+        .map(Arc::make_mut)
 }
 
 fn remove_from<K: std::hash::Hash + Eq>(map: &mut FxHashMap<K, Vec<FactId>>, key: &K, id: FactId) {

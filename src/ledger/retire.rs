@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Change, Commit, Ledger, remove_from};
+use super::{Change, Commit, Ledger, remove_from, writable};
 use crate::error::{Error, Result};
 use crate::fact::{Fact, FactId, Key, Status, name_key};
 use crate::time::WallTime;
@@ -112,13 +112,13 @@ impl Ledger {
             .expect("erase is called with retained facts only");
         let (older, newer) = (fact.state.supersedes, fact.state.superseded_by);
         if let Some(o) = older
-            && let Some(Some(f)) = self.facts.get_mut(o.0 as usize)
+            && let Some(f) = writable(&mut self.facts, o)
         {
             f.state.superseded_by = newer;
             self.touched.push(o);
         }
         if let Some(n) = newer
-            && let Some(Some(f)) = self.facts.get_mut(n.0 as usize)
+            && let Some(f) = writable(&mut self.facts, n)
         {
             f.state.supersedes = older;
             self.touched.push(n);
