@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::{Client, Server, keyed, tempdir, token};
+use support::{Client, Server, keyed, pfm, tempdir, token};
 
 fn names(n: usize) -> Vec<String> {
     (0..n).map(|i| format!("Person Number{i}")).collect()
@@ -259,21 +259,6 @@ fn a_timed_out_write_retried_with_its_request_id_exists_once() {
     );
     eprintln!("first attempt answered {first}");
     server.stop();
-}
-
-fn pfm(args: &[&str], dir: &std::path::Path) -> String {
-    let out = std::process::Command::new(support::PFM)
-        .args(args)
-        .arg("--data-dir")
-        .arg(dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
 }
 
 #[cfg(unix)]

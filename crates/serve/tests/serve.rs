@@ -11,8 +11,8 @@ use pfm::rules::{Abstain, Identity, Rules};
 use pfm::{Error, Memory, Observation, Outcome, Request};
 use pfm_serve::sync::queue;
 use pfm_serve::{
-    Changed, Construction, Contexts, Fallback, Metrics, Requester, RetrievalJob, Runtime,
-    ServeOptions, SnapshotPublisher, Source, Touched, Worker, completion, wall_clock,
+    Changed, Construction, ContextHandle, Contexts, Fallback, Metrics, Requester, RetrievalJob,
+    Runtime, ServeOptions, SnapshotPublisher, Source, Touched, Worker, completion, wall_clock,
 };
 
 // The fixtures the core's integration tests use too.
@@ -320,8 +320,10 @@ fn publication_is_monotone_for_every_request() {
     writer.join().unwrap();
 }
 
-#[test]
-fn a_commit_republishes_affected_contexts_without_waiting_for_the_period() {
+/// A runtime with no periodic full pass (every rebuild is event-driven)
+/// and two registered contexts: the standup, which a standup commit
+/// reaches, and the printer, which it does not.
+fn two_contexts() -> (Runtime, ContextHandle, ContextHandle) {
     let runtime = Runtime::start(
         memory(),
         ServeOptions {
@@ -334,6 +336,12 @@ fn a_commit_republishes_affected_contexts_without_waiting_for_the_period() {
     let printer = runtime
         .register(Request::new("is the printer fixed", day(2)), false)
         .unwrap();
+    (runtime, context, printer)
+}
+
+#[test]
+fn a_commit_republishes_affected_contexts_without_waiting_for_the_period() {
+    let (runtime, context, printer) = two_contexts();
     let before = printer.snapshot().produced_at;
     let receipt = runtime
         .observe(alex("Alex Rivera standup is rescheduled to 10:45am.", 3))
@@ -366,18 +374,7 @@ fn a_commit_republishes_affected_contexts_without_waiting_for_the_period() {
 /// the publication.
 #[test]
 fn exclusive_access_publishes_only_what_it_touched() {
-    let runtime = Runtime::start(
-        memory(),
-        ServeOptions {
-            publish_every: Duration::from_secs(3600),
-            ..options()
-        },
-    )
-    .unwrap();
-    let context = runtime.register(standup(2), false).unwrap();
-    let printer = runtime
-        .register(Request::new("is the printer fixed", day(2)), false)
-        .unwrap();
+    let (runtime, context, printer) = two_contexts();
     let before = printer.snapshot().produced_at;
     let versions = || runtime.metrics().counters.versions.load(Ordering::Relaxed);
 

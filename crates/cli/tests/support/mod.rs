@@ -68,9 +68,11 @@ impl Drop for Server {
     }
 }
 
-pub fn token(dir: &Path, tenant: &str) -> String {
+/// Runs `pfm ARGS --data-dir DIR` and returns its standard output.
+pub fn pfm(args: &[&str], dir: &Path) -> String {
     let out = Command::new(PFM)
-        .args(["token", "create", "--tenant", tenant, "--data-dir"])
+        .args(args)
+        .arg("--data-dir")
         .arg(dir)
         .output()
         .unwrap();
@@ -79,7 +81,13 @@ pub fn token(dir: &Path, tenant: &str) -> String {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    String::from_utf8(out.stdout).unwrap()
+}
+
+pub fn token(dir: &Path, tenant: &str) -> String {
+    pfm(&["token", "create", "--tenant", tenant], dir)
+        .trim()
+        .to_owned()
 }
 
 pub fn tempdir(name: &str) -> PathBuf {
