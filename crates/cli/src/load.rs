@@ -63,7 +63,9 @@ pub struct LoadArgs {
     #[arg(long)]
     json: bool,
     /// Drive a running `pfm serve` at this URL over HTTP instead of an
-    /// in-process runtime (e.g. http://127.0.0.1:7878); needs --token.
+    /// in-process runtime (e.g. http://127.0.0.1:7878); needs --token. Start
+    /// the server with --observe-rate and --rate-limit above what the load
+    /// sends, or the run measures those limits.
     #[arg(long)]
     target: Option<String>,
     /// The tenant's bearer token for --target (or PFM_TOKEN).

@@ -36,6 +36,11 @@ pub struct ServeArgs {
     /// Requests per second per tenant (and burst size).
     #[arg(long, default_value = "10000")]
     rate_limit: std::num::NonZeroU32,
+    /// Observations per second per tenant (and burst size): writes are
+    /// charged per observation, so one tenant's bulk writes cannot take the
+    /// machine from the others. Raise it for a bulk import.
+    #[arg(long, default_value = "5000")]
+    observe_rate: std::num::NonZeroU32,
     /// Largest request body in bytes.
     #[arg(long, default_value_t = 4 << 20)]
     max_body: usize,
@@ -83,6 +88,7 @@ impl ServeArgs {
                 workers: self.workers,
                 fsync: self.fsync,
                 rate_limit: self.rate_limit,
+                observe_rate: self.observe_rate,
                 max_contexts: self.max_contexts,
             },
             limits: Limits {

@@ -139,13 +139,20 @@ fn a_tenant_flooding_the_request_threads_does_not_starve_another() {
         let (a, stop) = (a.clone(), stop.clone());
         std::thread::spawn(move || {
             let mut i = 0;
+            let mut limited = 0;
             while !stop.load(Ordering::Relaxed) {
                 let batch: Vec<Value> = (0..1000)
                     .map(|j| json!({"text": format!("note {i} {j} about the roadmap"), "participants": ["Sam"]}))
                     .collect();
-                a.ok("POST", "/v1/observe", Some(json!({"observations": batch})));
-                i += 1;
+                let (status, v) =
+                    a.call("POST", "/v1/observe", Some(json!({"observations": batch})));
+                match status {
+                    200 => i += 1,
+                    429 if v["error"]["code"] == "rate_limited" => limited += 1,
+                    _ => panic!("{status} {v}"),
+                }
             }
+            (i, limited)
         })
     };
     let readers: Vec<_> = (0..8)
@@ -182,7 +189,7 @@ fn a_tenant_flooding_the_request_threads_does_not_starve_another() {
         assert!(v["block"].as_str().unwrap().contains("9am"), "{v}");
     }
     stop.store(true, Ordering::Relaxed);
-    writer.join().unwrap();
+    let (written, limited) = writer.join().unwrap();
     let mut flood = std::collections::BTreeMap::<String, usize>::new();
     for r in readers {
         for (k, n) in r.join().unwrap() {
@@ -195,11 +202,52 @@ fn a_tenant_flooding_the_request_threads_does_not_starve_another() {
     );
     waits.sort();
     eprintln!(
+        "A's 1,000-observation batches: {written} written, {limited} refused rate_limited (--observe-rate)"
+    );
+    eprintln!(
         "tenant B while A floods: p50 {:?}, p99 {:?}, max {:?} (client-side, HTTP included); A's answers {flood:?}",
         waits[waits.len() / 2],
         waits[waits.len() * 99 / 100],
         waits[waits.len() - 1]
     );
+    server.stop();
+}
+
+/// Writes are charged per observation (`--observe-rate`): a tenant past
+/// its rate is told `rate_limited`, and a batch larger than the rate allows
+/// in a second is told to split.
+#[test]
+fn observations_are_charged_to_the_tenant_one_by_one() {
+    let dir = tempdir("ingest");
+    let tok = token(&dir, "ingest");
+    let server = Server::start(&dir, &["--observe-rate", "100"]);
+    let c = Client::new(&server, Some(&tok));
+    let batch = |n: usize| {
+        let observations: Vec<Value> = (0..n)
+            .map(|i| json!({"text": format!("note {i} about the roadmap")}))
+            .collect();
+        c.call(
+            "POST",
+            "/v1/observe",
+            Some(json!({"observations": observations})),
+        )
+    };
+    let (status, v) = batch(101);
+    assert_eq!(
+        (status, v["error"]["code"].as_str()),
+        (400, Some("batch_too_large")),
+        "{v}"
+    );
+    assert_eq!(batch(100).0, 200, "a full second's worth is one burst");
+    let (status, v) = batch(50);
+    assert_eq!(
+        (status, v["error"]["code"].as_str()),
+        (429, Some("rate_limited")),
+        "{v}"
+    );
+    // The bucket refills at 100 per second.
+    std::thread::sleep(Duration::from_millis(600));
+    assert_eq!(batch(50).0, 200);
     server.stop();
 }
 

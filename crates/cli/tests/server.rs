@@ -22,7 +22,8 @@ use support::{Client, Server, keyed, tempdir, token};
 fn every_acknowledged_observation_survives_sigkill() {
     let dir = tempdir("crash");
     let tok = token(&dir, "crash");
-    let server = Server::start(&dir, &[]);
+    // Crash safety, not the per-tenant rate: nothing may be refused.
+    let server = Server::start(&dir, &["--observe-rate", "1000000"]);
     let stop = Arc::new(AtomicBool::new(false));
     // Per client: acknowledged (key, value, fact id) in order, and the
     // request in flight when the server died.

@@ -31,6 +31,10 @@ pub struct TenantOptions {
     pub fsync: Fsync,
     /// Requests per second per tenant (bursts of up to this many).
     pub rate_limit: NonZeroU32,
+    /// Observations per second per tenant (bursts of up to this many): a
+    /// write's work is per observation, and it runs on the tenant's writer
+    /// and construction threads, outside the request threads' cap.
+    pub observe_rate: NonZeroU32,
     /// Most registered contexts per tenant.
     pub max_contexts: usize,
 }
@@ -43,6 +47,7 @@ pub struct Tenant {
     pub runtime: Arc<Runtime>,
     writer: Mutex<Writer>,
     limiter: DefaultDirectRateLimiter,
+    ingest: DefaultDirectRateLimiter,
     /// Its jobs on the request threads (see `pool`).
     pub in_flight: InFlight,
 }
@@ -85,6 +90,7 @@ impl Tenant {
             runtime,
             writer: Mutex::new(writer),
             limiter: RateLimiter::direct(Quota::per_second(options.rate_limit)),
+            ingest: RateLimiter::direct(Quota::per_second(options.observe_rate)),
             in_flight: InFlight::default(),
         })
     }
@@ -100,6 +106,16 @@ impl Tenant {
     /// Whether a request may go ahead under the tenant's rate limit.
     pub fn admit(&self) -> bool {
         self.limiter.check().is_ok()
+    }
+
+    /// Whether `n` observations may be written now under the tenant's
+    /// observation rate; `Err(capacity)` if `n` is more than the rate
+    /// allows in any one second.
+    pub fn admit_observations(&self, n: NonZeroU32) -> std::result::Result<bool, u32> {
+        match self.ingest.check_n(n) {
+            Ok(outcome) => Ok(outcome.is_ok()),
+            Err(governor::InsufficientCapacity(capacity)) => Err(capacity),
+        }
     }
 
     /// Finishes queued writes durably and stops the writer (the runtime

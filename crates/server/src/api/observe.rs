@@ -1,6 +1,7 @@
 //! `POST /v1/observe`: observations in, receipts out once durable.
 
 use axum::extract::State;
+use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::oneshot;
@@ -162,6 +163,27 @@ pub async fn observe(
                 state.limits.max_batch
             ),
         ));
+    }
+    // Infallible: the batch is not empty and at most max_batch long.
+    let n = std::num::NonZeroU32::new(u32::try_from(items.len()).unwrap_or(u32::MAX))
+        .expect("a non-empty batch");
+    match tenant.admit_observations(n) {
+        Ok(true) => {}
+        Ok(false) => {
+            return Err(ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "rate_limited",
+                "this tenant is over its observation rate (--observe-rate): retry shortly",
+            ));
+        }
+        Err(capacity) => {
+            return Err(ApiError::bad_request(
+                "batch_too_large",
+                format!(
+                    "{n} observations in one request, over this tenant's --observe-rate of {capacity} per second: split the batch"
+                ),
+            ));
+        }
     }
     let observations = items
         .into_iter()
