@@ -119,11 +119,12 @@ fn registered_contexts_are_bounded_per_tenant() {
 }
 
 /// With two request threads a tenant may hold one. Tenant A floods: eight
-/// clients of as-of reads (each waits for the writer, which a ninth client
-/// keeps busy with batches of 1,000 observations). Tenant B's plain
-/// retrievals, each with the default 50 ms deadline that the server itself
-/// enforces, are all answered with a block; A's excess is told
-/// `tenant_busy`. (Before: B's requests queued behind A's, 15 s.)
+/// clients of as-of reads (each builds an index of the past on a request
+/// thread) while a ninth writes batches of 1,000 observations (held to
+/// `--observe-rate`). Tenant B's 1,000 plain retrievals, each with the
+/// default 50 ms deadline that the server itself enforces, are all answered
+/// with a block; A's excess is told `tenant_busy`. (Before: B's requests
+/// queued behind A's, 15 s.) B's latencies are printed, not asserted.
 #[test]
 fn a_tenant_flooding_the_request_threads_does_not_starve_another() {
     let dir = tempdir("fair");
@@ -175,7 +176,7 @@ fn a_tenant_flooding_the_request_threads_does_not_starve_another() {
         .collect();
     std::thread::sleep(Duration::from_millis(300));
     let mut waits = Vec::new();
-    for _ in 0..200 {
+    for _ in 0..1000 {
         let started = Instant::now();
         let (status, v) = b.call(
             "POST",
