@@ -18,7 +18,7 @@ use crate::error::{Error, Result, check_name, check_no_control};
 use crate::extract::{EntityKind, Extractor, Gazetteer, GazetteerWriter, slots};
 use crate::fact::{Fact, FactBody, FactId, Key, Seq, name_key};
 use crate::graph::{GraphWriter, NodeId, contribution};
-use crate::index::{CorpusWriter, DocAttrs, DocInput, IndexVersion, Timeline};
+use crate::index::{CorpusWriter, DocInput, IndexVersion, Timeline};
 use crate::ledger::{AsOf, Change, Commit, Draft, Ledger, Outcome, names_of};
 use crate::limits::{MAX_NAMES, MAX_TEXT_BYTES, check_names};
 use crate::retrieve::{Request, retrieve, retrieve_as_of};
@@ -224,16 +224,21 @@ impl Memory {
         memory.ledger = Ledger::restore(&memory.config, facts, next_id, seq, committed_at)
             .map_err(Error::InvalidState)?;
         let mut changes = Vec::new();
+        let mut touched = Vec::new();
         for fact in memory.ledger.facts() {
             changes.push(Change::Recorded(fact.id()));
             if fact.state.is_current() {
                 changes.push(Change::Activated(fact.id()));
             }
+            touched.push(fact.id());
         }
         let empty = changes.is_empty();
+        // Every fact counts as touched, so the timeline records each once
+        // (the journal is cleared below).
         memory.apply(&Commit {
             seq,
             changes,
+            touched,
             ..Commit::default()
         });
         if empty {
@@ -396,8 +401,6 @@ impl Memory {
         for change in &commit.changes {
             match change {
                 Change::Recorded(id) => {
-                    // A restore records facts without touching them.
-                    self.remember(*id);
                     let (body, observed) = self.snapshot(*id);
                     for e in body.entities.iter() {
                         self.gazetteer.learn(e, EntityKind::Other);
@@ -601,19 +604,8 @@ impl Memory {
 /// The index document of a fact a commit just retained or updated.
 fn doc_for(ledger: &Ledger, id: FactId, nodes: Vec<NodeId>) -> DocInput {
     // Infallible: changes name facts the ledger retains.
-    doc_input(
+    DocInput::of(
         ledger.get(id).expect("changes name retained facts"),
         nodes.into(),
     )
-}
-
-fn doc_input(fact: &Fact, nodes: Box<[NodeId]>) -> DocInput {
-    DocInput {
-        body: fact.body.clone(),
-        attrs: DocAttrs {
-            last_observed: fact.state.last_observed,
-            usage: fact.state.usage,
-        },
-        nodes,
-    }
 }

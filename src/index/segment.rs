@@ -38,7 +38,7 @@ use rustc_hash::FxHashMap;
 use super::deletes::DeleteSet;
 use super::prefetch::prefetch;
 use crate::config::ScoreParams;
-use crate::fact::{FactBody, FactId, Usage, name_key};
+use crate::fact::{Fact, FactBody, FactId, Usage, name_key};
 use crate::graph::NodeId;
 use crate::text;
 use crate::time::{DAY_MS, WallTime};
@@ -74,6 +74,20 @@ pub struct DocInput {
     pub attrs: DocAttrs,
     /// Graph nodes of its entities and participants.
     pub nodes: Box<[NodeId]>,
+}
+
+impl DocInput {
+    /// A fact as the index lists it, with its graph nodes.
+    pub fn of(fact: &Fact, nodes: Box<[NodeId]>) -> DocInput {
+        DocInput {
+            body: fact.body.clone(),
+            attrs: DocAttrs {
+                last_observed: fact.state.last_observed,
+                usage: fact.state.usage,
+            },
+            nodes,
+        }
+    }
 }
 
 /// Calls `f(term, tf_per_field)` once per distinct term of a fact, in term

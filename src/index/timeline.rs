@@ -18,7 +18,7 @@
 
 use std::sync::Arc;
 
-use super::segment::{DocAttrs, DocInput};
+use super::segment::DocInput;
 use crate::error::Result;
 use crate::fact::{Fact, FactId};
 use crate::graph::Graph;
@@ -94,16 +94,9 @@ impl Timeline {
             .iter()
             .flatten()
             .filter(|f| at.holds(&f.state))
-            .map(|f| DocInput {
-                body: f.body.clone(),
-                attrs: DocAttrs {
-                    last_observed: f.state.last_observed,
-                    usage: f.state.usage,
-                },
-                nodes: names_of(&f.body)
-                    .iter()
-                    .filter_map(|n| graph.node(n))
-                    .collect(),
+            .map(|f| {
+                let names = names_of(&f.body);
+                DocInput::of(f, names.iter().filter_map(|n| graph.node(n)).collect())
             })
             .collect()
     }

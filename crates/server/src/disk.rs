@@ -24,7 +24,7 @@ pub trait Disk: Debug + Send + Sync + 'static {
     /// Opens the redb database at `path` with `builder`, creating an empty
     /// file if there is none.
     fn database(&self, path: &Path, builder: &Builder) -> Result<Database, DatabaseError>;
-    /// Whether a file is at `path`.
+    /// Whether a file or directory is at `path`.
     fn exists(&self, path: &Path) -> bool;
     /// Removes the file at `path`.
     fn remove_file(&self, path: &Path) -> io::Result<()>;

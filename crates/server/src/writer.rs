@@ -181,7 +181,7 @@ impl Writer {
         let (tx, rx) = crossbeam_channel::unbounded();
         let thread = std::thread::Builder::new()
             .name("pfm-writer".into())
-            .spawn(move || run(Disk { store, log }, &runtime, fsync, &rx))
+            .spawn(move || run(Durable { store, log }, &runtime, fsync, &rx))
             .map_err(|e| Error::ShutDown(format!("cannot start the writer: {e}")))?;
         Ok(Writer {
             tx: Some(tx),
@@ -285,12 +285,12 @@ fn apply(memory: &mut Memory, work: Vec<Work>) -> Vec<Done> {
 /// The writer's durable state. It travels to the construction actor with
 /// each batch and comes back, so a batch is applied and synced there, and
 /// published only once it is durable.
-struct Disk {
+struct Durable {
     store: DurableLedger,
     log: RequestLog,
 }
 
-impl Disk {
+impl Durable {
     /// Makes durable what the batch just applied to `memory` wrote, with
     /// the ids of its successful observes (invariant 1 of `idempotency`:
     /// in the commit's own transaction), and says what readers may now see:
@@ -334,14 +334,14 @@ impl Disk {
     }
 }
 
-fn run(mut disk: Disk, runtime: &Runtime, fsync: Fsync, rx: &Receiver<(WriteOp, Instant)>) {
+fn run(mut durable: Durable, runtime: &Runtime, fsync: Fsync, rx: &Receiver<(WriteOp, Instant)>) {
     let mut probe = runtime.metrics().probe();
     let mut failed: Option<String> = None;
-    let path = disk.store.path().to_owned();
+    let path = durable.store.path().to_owned();
     while let Ok(first) = rx.recv() {
         let group = collect(first, rx, fsync);
         let arrived: Vec<Instant> = group.iter().map(|(_, t)| *t).collect();
-        let (work, replies, ids) = split(group, &disk.log);
+        let (work, replies, ids) = split(group, &durable.log);
         if let Some(why) = &failed {
             for reply in replies {
                 reply.refuse(why);
@@ -352,12 +352,12 @@ fn run(mut disk: Disk, runtime: &Runtime, fsync: Fsync, rx: &Receiver<(WriteOp, 
         // replies below are the acknowledgement.
         let applied = runtime.exclusive(move |memory| {
             let done = apply(memory, work);
-            let (synced, touched) = disk.sync(memory, ids, &done);
-            ((disk, synced.map(|()| done)), touched)
+            let (synced, touched) = durable.sync(memory, ids, &done);
+            ((durable, synced.map(|()| done)), touched)
         });
         let outcome = match applied {
             Ok((back, outcome)) => {
-                disk = back;
+                durable = back;
                 outcome
             }
             Err(e) => {
