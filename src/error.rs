@@ -142,6 +142,25 @@ pub enum Error {
     )]
     ZeroOmega,
 
+    /// A typed operation does not apply to its key's cell as it stands (a
+    /// contest or revoke on an empty cell, a resolve on a cell that is not
+    /// contested, a target of another key, …). Nothing was changed.
+    #[error("{op} does not apply to key {key}: {reason}; nothing was changed")]
+    OpNotApplicable {
+        /// The operation.
+        op: crate::fact::Op,
+        /// The key, `entity/slot[/qualifier]`.
+        key: String,
+        /// What the cell holds and why the operation cannot apply.
+        reason: String,
+    },
+
+    /// A typed operation was sent without a key to apply it to.
+    #[error(
+        "{0} needs a key: send key (entity and slot), or target (the id of a fact of that key), or state the key in the text"
+    )]
+    OpNeedsKey(crate::fact::Op),
+
     /// A group commit failed as a whole (each observation was valid alone).
     #[error("commit failed: {0}")]
     CommitFailed(String),

@@ -9,12 +9,14 @@
 //!   last observation, support, usage, and the `supersedes` edges of the
 //!   version graph. Owned by the ledger, mutated only by the single writer.
 //!
-//! The version graph is shaped for the typed operations of the P-Mem paper
-//! (accept, contest, reject, revoke with rollback, resolve): statuses already
-//! include `Contested`, `Contradicted` and `Revoked`, a fact's activity is a
-//! *list* of intervals so that a rollback can reopen a displaced value, and
-//! `supersedes` / `superseded_by` point strictly backward / forward in a key's
-//! chain so a retraction is a walk, not a re-derivation.
+//! The version graph carries the typed operations of the P-Mem paper
+//! ([`Op`]: accept, contest, reject, revoke with rollback, resolve, noop): a
+//! fact's activity is a *list* of intervals so that a rollback can reopen a
+//! displaced value; `supersedes` / `superseded_by` point strictly backward /
+//! forward in a key's chain so a retraction is a walk, not a re-derivation;
+//! the rarer provenance edges (an alternative and the head it contests, a
+//! tombstone and the version it retracts, the sources that supported a
+//! value) live in [`Edges`], boxed, so a fact without them pays one pointer.
 
 use std::fmt;
 use std::sync::Arc;
@@ -122,6 +124,54 @@ impl FactBody {
     }
 }
 
+/// A typed operation (P-Mem, Eq. 4): how an observation relates to its
+/// key's current value (the *head*). Lowered onto statuses as the paper's
+/// Table 2 says; the ledger's module docs give each rule.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Op {
+    /// The value becomes the head; the old head is superseded (the default).
+    #[default]
+    Accept,
+    /// The head stays, flagged contested; the value is kept as an alternative.
+    Contest,
+    /// With a value: it becomes the head and the old head is contradicted.
+    /// Without one: the head is contradicted and its predecessor reinstated.
+    Reject,
+    /// The head is revoked (a tombstone records it) and its predecessor reinstated.
+    Revoke,
+    /// A contested cell is settled: the chosen value becomes the head, the
+    /// others are contradicted.
+    Resolve,
+    /// Support for the head (or a named alternative); nothing else changes.
+    Noop,
+}
+
+impl Op {
+    /// The operation's name, as serialized.
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Accept => "accept",
+            Op::Contest => "contest",
+            Op::Reject => "reject",
+            Op::Revoke => "revoke",
+            Op::Resolve => "resolve",
+            Op::Noop => "noop",
+        }
+    }
+
+    /// Whether this is the default operation (serde's `skip_serializing_if`).
+    pub fn is_accept(&self) -> bool {
+        *self == Op::Accept
+    }
+}
+
+impl fmt::Display for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// Where a fact stands in its key's version graph.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -139,6 +189,12 @@ pub enum Status {
     Revoked,
     /// Retired by retention pruning; kept as history.
     Pruned,
+    /// A contest's value, pending: competes with the head it names
+    /// ([`Edges::alternative_of`]) until the cell is resolved.
+    Alternative,
+    /// The record of a retraction (its observation's text), pointing at the
+    /// version it retracted ([`Edges::revokes`]). Never current.
+    Tombstone,
 }
 
 impl Status {
@@ -146,6 +202,55 @@ impl Status {
     pub fn is_current(self) -> bool {
         matches!(self, Status::Active | Status::Contested)
     }
+
+    /// Whether the version was judged wrong or withdrawn: a rollback walks
+    /// past it and nothing reinstates it.
+    pub fn is_retracted(self) -> bool {
+        matches!(self, Status::Contradicted | Status::Revoked)
+    }
+
+    /// The status's name, as serialized.
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Active => "active",
+            Status::Contested => "contested",
+            Status::Superseded => "superseded",
+            Status::Contradicted => "contradicted",
+            Status::Revoked => "revoked",
+            Status::Pruned => "pruned",
+            Status::Alternative => "alternative",
+            Status::Tombstone => "tombstone",
+        }
+    }
+}
+
+/// Most sources a fact lists in [`Edges::supported_by`] (the newest are
+/// kept; [`FactState::support`] counts them all), so a value restated a
+/// million times stays a bounded row.
+pub const MAX_SUPPORTED_BY: usize = 16;
+
+/// A fact's provenance edges beyond its chain (P-Mem Section 3.2), each
+/// with its reverse so either end is found without a scan.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Edges {
+    /// For an alternative (pending or settled): the head it contested.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alternative_of: Option<FactId>,
+    /// For a head that was contested: every alternative attached to it, in
+    /// arrival order (their statuses say which are pending).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub alternatives: Vec<FactId>,
+    /// For a tombstone: the version it retracted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revokes: Option<FactId>,
+    /// For a retracted version: the tombstone that records the retraction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revoked_by: Option<FactId>,
+    /// Sources (message ids) of observations that supported the value by a
+    /// `noop`, a restatement or a settling `resolve`; the newest
+    /// [`MAX_SUPPORTED_BY`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub supported_by: Vec<Box<str>>,
 }
 
 /// A half-open activity interval `[from, to)` in commit sequence, with the
@@ -220,9 +325,45 @@ pub struct FactState {
     pub supersedes: Option<FactId>,
     /// The newer version that displaced this one.
     pub superseded_by: Option<FactId>,
+    /// The operation that created the fact (`accept` for plain statements).
+    #[serde(default, skip_serializing_if = "Op::is_accept")]
+    pub entered_by: Op,
+    /// A retraction of this version reinstates nothing older: when it became
+    /// the head the cell was empty, or the version between it and its
+    /// `supersedes` was erased. Rollback never crosses an erasure, so it
+    /// never brings back a value that an erased one had displaced.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rollback_stop: bool,
+    /// Alternatives, tombstones and supporting sources; `None` for most facts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edges: Option<Box<Edges>>,
 }
 
+static NO_EDGES: Edges = Edges {
+    alternative_of: None,
+    alternatives: Vec::new(),
+    revokes: None,
+    revoked_by: None,
+    supported_by: Vec::new(),
+};
+
 impl FactState {
+    /// The fact's provenance edges (empty when it has none).
+    pub fn edges(&self) -> &Edges {
+        self.edges.as_deref().unwrap_or(&NO_EDGES)
+    }
+
+    /// The fact's provenance edges, to write.
+    pub fn edges_mut(&mut self) -> &mut Edges {
+        self.edges.get_or_insert_with(Box::default)
+    }
+
+    /// Whether the fact is a version of its key's chain, as opposed to an
+    /// alternative or a tombstone that hangs off it.
+    pub fn on_chain(&self) -> bool {
+        self.status != Status::Tombstone && self.edges().alternative_of.is_none()
+    }
+
     /// Whether the fact is in the active view now.
     pub fn is_current(&self) -> bool {
         self.status.is_current()

@@ -16,7 +16,7 @@ use crate::block::Block;
 use crate::config::Config;
 use crate::error::{Error, Result, check_name, check_no_control};
 use crate::extract::{EntityKind, Extractor, Gazetteer, GazetteerWriter, slots};
-use crate::fact::{Fact, FactBody, FactId, Key, Seq, name_key};
+use crate::fact::{Fact, FactBody, FactId, Key, Op, Seq, name_key};
 use crate::graph::{GraphWriter, NodeId, contribution};
 use crate::index::{CorpusWriter, DocInput, IndexVersion, Timeline};
 use crate::ledger::{AsOf, Change, Commit, Draft, Ledger, Outcome, names_of};
@@ -51,6 +51,16 @@ pub struct Observation {
     /// Provenance, e.g. a message id.
     #[serde(default)]
     pub source: Option<String>,
+    /// How the observation relates to its key's current value (P-Mem's
+    /// typed operations; `accept` by default). Any other operation needs a
+    /// key: `key`, `target`, or one the extractor finds in the text.
+    #[serde(default, skip_serializing_if = "Op::is_accept")]
+    pub op: Op,
+    /// The fact the operation names: the alternative a `resolve` chooses,
+    /// the version a `revoke` or `reject` retracts (it must be the current
+    /// one), the fact a `noop` supports. Gives the key when `key` is absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<FactId>,
 }
 
 impl Observation {
@@ -64,7 +74,16 @@ impl Observation {
             value: None,
             entities: Vec::new(),
             source: None,
+            op: Op::Accept,
+            target: None,
         }
+    }
+
+    /// Sets the typed operation and, optionally, the fact it names.
+    pub fn with_op(mut self, op: Op, target: Option<FactId>) -> Self {
+        self.op = op;
+        self.target = target;
+        self
     }
 
     /// Sets the participants.
@@ -310,11 +329,11 @@ impl Memory {
                     .map(|p| (p.as_str(), EntityKind::Person));
                 people.chain(o.entities.iter().map(|e| (e.as_str(), EntityKind::Other)))
             }));
-        let drafts: Vec<Draft> = observations
+        let drafts = observations
             .into_iter()
             .map(|o| self.draft(o, &gazetteer))
-            .collect();
-        let commit = self.ledger.commit(drafts);
+            .collect::<Result<Vec<Draft>>>()?;
+        let commit = self.ledger.commit(drafts)?;
         let keys: Vec<Option<Key>> = commit
             .outcomes
             .iter()
@@ -333,7 +352,9 @@ impl Memory {
             .collect())
     }
 
-    fn draft(&self, o: Observation, gazetteer: &Gazetteer) -> Draft {
+    /// The draft of one valid observation. Fails only on what needs the
+    /// store to judge: an unknown `target`, a typed operation without a key.
+    fn draft(&self, o: Observation, gazetteer: &Gazetteer) -> Result<Draft> {
         let normalized = text::normalize(&o.text);
         let participant_keys: Vec<Arc<str>> = o
             .participants
@@ -347,20 +368,39 @@ impl Memory {
             });
         let mut entities = extraction.entities;
         entities.extend(o.entities.iter().map(|e| Arc::from(name_key(e))));
-        let (key, value) = match (o.key, extraction.keyed) {
+        let targeted = match o.target {
+            Some(t) => self
+                .ledger
+                .get(t)
+                .ok_or(Error::UnknownFact(t))?
+                .body
+                .key
+                .clone(),
+            None => None,
+        };
+        // A value states the head for accept and contest; for the other
+        // operations it is optional and only what the caller (or the text)
+        // says: the replacement (reject, resolve) or a check (revoke, noop).
+        let implied = matches!(o.op, Op::Accept | Op::Contest);
+        let given = o.value.as_deref().map(text::normalize);
+        let default_value = || {
+            slots::find_values(&normalized)
+                .first()
+                .map(|v| normalized[v.start..v.end].to_owned())
+                .unwrap_or_else(|| normalized.clone())
+        };
+        let (key, value) = match (o.key.or(targeted), extraction.keyed) {
             (Some(key), _) => {
-                let value = o.value.map(|v| text::normalize(&v)).unwrap_or_else(|| {
-                    slots::find_values(&normalized)
-                        .first()
-                        .map(|v| normalized[v.start..v.end].to_owned())
-                        .unwrap_or_else(|| normalized.clone())
-                });
+                let value = match given {
+                    Some(v) => Some(v),
+                    None => implied.then(default_value),
+                };
                 let key = Key {
                     entity: name_key(&key.entity).into(),
                     slot: name_key(&key.slot).into(),
                     qualifier: key.qualifier.map(|q| name_key(&q).into()),
                 };
-                (Some(key), Some(value))
+                (Some(key), value)
             }
             (None, Some(kv)) => (Some(kv.key), Some(kv.value)),
             (None, None) => (None, None),
@@ -370,12 +410,15 @@ impl Memory {
         } else {
             (None, None)
         };
+        if key.is_none() && o.op != Op::Accept {
+            return Err(Error::OpNeedsKey(o.op));
+        }
         if let Some(k) = &key {
             entities.push(k.entity.clone());
         }
         entities.sort();
         entities.dedup();
-        Draft {
+        Ok(Draft {
             text: o.text,
             normalized,
             entities,
@@ -384,7 +427,9 @@ impl Memory {
             value,
             stated_at: o.at,
             source: o.source,
-        }
+            op: o.op,
+            target: o.target,
+        })
     }
 
     /// Applies a commit's changes to the gazetteer, graph and indexes, then

@@ -1,9 +1,11 @@
 //! Property tests of the ledger's invariants, Proposition 1 first: any
 //! sequence of keyed commits, re-observations, out-of-order arrivals, group
-//! commits, prunes, usage updates and erasures leaves at most one active fact
-//! per key in every published version, and every key's history stays
-//! reachable through `supersedes`, and every version's timeline answers
-//! each past view exactly as the ledger does.
+//! commits, typed operations (contest, reject, revoke, resolve, noop),
+//! prunes, usage updates and erasures leaves at most one active fact per key
+//! in every published version, and every key's history stays reachable
+//! through `supersedes`, and every version's timeline answers each past view
+//! exactly as the ledger does. A second property runs typed operations
+//! against a simple model of a cell and compares what each key holds.
 
 use std::collections::{HashMap, HashSet};
 
@@ -34,6 +36,84 @@ enum Op {
     ForgetName { name: usize },
     /// Erase the n-th retained fact (and its key's history).
     ForgetFact { nth: usize },
+    /// A typed operation on a key, maybe with a value, maybe naming the
+    /// n-th version of the key as its target.
+    Typed(Typed),
+}
+
+/// One typed operation (see [`typed`]).
+#[derive(Clone, Debug)]
+struct Typed {
+    entity: usize,
+    slot: usize,
+    op: pfm::fact::Op,
+    value: Option<u8>,
+    target: Option<usize>,
+    day: i64,
+    participant: usize,
+}
+
+fn typed() -> impl Strategy<Value = Typed> {
+    use pfm::fact::Op as P;
+    (
+        (0..ENTITIES.len(), 0..SLOTS.len()),
+        prop::sample::select(vec![P::Contest, P::Reject, P::Revoke, P::Resolve, P::Noop]),
+        prop::option::of(0u8..4),
+        prop::option::weighted(0.3, 0usize..8),
+        0i64..400,
+        0..PARTICIPANTS.len(),
+    )
+        .prop_map(
+            |((entity, slot), op, value, target, day, participant)| Typed {
+                entity,
+                slot,
+                op,
+                value,
+                target,
+                day,
+                participant,
+            },
+        )
+}
+
+/// The typed step as an observation, its target the `nth` retained version
+/// of its key (any status).
+fn typed_observation(m: &Memory, t: &Typed) -> Observation {
+    let key = Key::new(ENTITIES[t.entity], SLOTS[t.slot]).unwrap();
+    let value = t.value.map(|v| format!("v{v}"));
+    let text = match &value {
+        Some(v) => format!("{} {} is {v} {}", ENTITIES[t.entity], SLOTS[t.slot], t.op),
+        None => format!("{} {} {} that", ENTITIES[t.entity], SLOTS[t.slot], t.op),
+    };
+    let versions: Vec<FactId> = m
+        .ledger()
+        .facts()
+        .filter(|f| f.body.key.as_ref() == Some(&key))
+        .map(|f| f.id())
+        .collect();
+    let target = t
+        .target
+        .filter(|_| !versions.is_empty())
+        .map(|n| versions[n % versions.len()]);
+    Observation::new(text, day(t.day))
+        .with_participants([PARTICIPANTS[t.participant]])
+        .with_key(key, value.as_deref())
+        .with_op(t.op, target)
+}
+
+/// Applies a typed step: either it applies, or it is refused as not
+/// applicable and changes nothing.
+fn apply_typed(m: &mut Memory, t: &Typed) -> Result<Option<pfm::Receipt>, TestCaseError> {
+    let o = typed_observation(m, t);
+    let before = rows(m);
+    match m.observe(o) {
+        Ok(r) => Ok(Some(r)),
+        Err(pfm::Error::OpNotApplicable { .. }) => {
+            prop_assert_eq!(rows(m), before, "a refused operation changed the ledger");
+            Ok(None)
+        }
+        Err(e) => Err(TestCaseError::fail(format!("{t:?}: {e}"))),
+    }
 }
 
 fn keyed() -> impl Strategy<Value = (usize, usize, u8, i64, usize)> {
@@ -55,6 +135,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (0usize..50, 0i64..400).prop_map(|(nth, day)| Op::Use { nth, day }),
         1 => (0..ENTITIES.len() + PARTICIPANTS.len()).prop_map(|name| Op::ForgetName { name }),
         1 => (0usize..50).prop_map(|nth| Op::ForgetFact { nth }),
+        4 => typed().prop_map(Op::Typed),
     ]
 }
 
@@ -143,24 +224,35 @@ fn check(m: &Memory, ordering: ChainOrder) -> Result<(), TestCaseError> {
         let Some(cur) = vs.iter().find(|f| f.state.is_current()) else {
             continue;
         };
+        // The versions that can hold the cell: the chain's, not retracted.
+        let chain: Vec<&&pfm::Fact> = vs.iter().filter(|f| f.state.on_chain()).collect();
+        let live: Vec<&&pfm::Fact> = chain
+            .iter()
+            .copied()
+            .filter(|f| !f.state.status.is_retracted())
+            .collect();
+        let plain = vs
+            .iter()
+            .all(|f| f.state.entered_by == pfm::fact::Op::Accept && f.state.on_chain());
         match ordering {
             ChainOrder::Arrival => {
-                let newest = vs.iter().map(|f| f.id()).max().unwrap();
+                let newest = live.iter().map(|f| f.id()).max().unwrap();
                 prop_assert_eq!(cur.id(), newest, "key {}", key);
             }
-            ChainOrder::EventTime => {
+            ChainOrder::EventTime if plain && live.len() == chain.len() => {
                 let latest = vs.iter().map(|f| f.body.stated_at).max().unwrap();
                 prop_assert_eq!(cur.body.stated_at, latest, "key {}", key);
             }
+            ChainOrder::EventTime => {}
         }
         // History is reachable from the current value.
-        let chain: HashSet<FactId> = m
+        let reached: HashSet<FactId> = m
             .history(cur.id())
             .unwrap()
             .iter()
             .map(|f| f.id())
             .collect();
-        prop_assert_eq!(chain.len(), vs.len(), "key {}", key);
+        prop_assert_eq!(reached.len(), chain.len(), "key {}", key);
     }
     Ok(())
 }
@@ -228,6 +320,9 @@ fn apply(m: &mut Memory, op: Op) -> Result<(), TestCaseError> {
             }
             let canonical = pfm::fact::name_key(name);
             prop_assert!(m.ledger().facts_naming(&canonical).is_empty());
+        }
+        Op::Typed(t) => {
+            apply_typed(m, &t)?;
         }
         Op::ForgetFact { nth } => {
             if let Some(id) = nth_fact(m, nth) {
@@ -366,6 +461,231 @@ proptest! {
                 });
                 prop_assert!(stated, "nothing active states {} {} {}", SUBJECTS[s], RELATIONS[r], OBJECTS[o]);
             }
+        }
+    }
+}
+
+/// A model of one key's cell under arrival ordering, written from the
+/// rules (`ledger::ops` module docs) with no code shared with the ledger:
+/// the chain bottom to top, the head's index, the pending alternatives.
+#[derive(Clone, Debug, Default)]
+struct Cell {
+    /// (fact, value, participant, retracted, rollback stop).
+    chain: Vec<(FactId, String, usize, bool, bool)>,
+    head: Option<usize>,
+    /// (fact, value, participant).
+    pending: Vec<(FactId, String, usize)>,
+}
+
+impl Cell {
+    fn head_value(&self) -> Option<&str> {
+        self.head.map(|h| self.chain[h].1.as_str())
+    }
+
+    /// A new head on top of the chain; the old one (if any) retracted or not.
+    fn push(&mut self, fact: FactId, value: String, who: usize, retract_old: bool) {
+        let stop = self.head.is_none() && !self.chain.is_empty();
+        if let Some(h) = self.head {
+            self.chain[h].3 |= retract_old;
+        }
+        self.pending.clear();
+        self.chain.push((fact, value, who, false, stop));
+        self.head = Some(self.chain.len() - 1);
+    }
+
+    /// Retracts the head and walks down to the newest unretracted version.
+    fn retract(&mut self) {
+        let mut at = self.head.take().unwrap();
+        self.chain[at].3 = true;
+        self.pending.clear();
+        while !self.chain[at].4 && at > 0 {
+            at -= 1;
+            if !self.chain[at].3 {
+                self.head = Some(at);
+                return;
+            }
+        }
+    }
+
+    /// Whether the ledger would apply `t` (with its resolved target).
+    fn applies(&self, op: pfm::fact::Op, value: Option<&str>, target: Option<FactId>) -> bool {
+        use pfm::fact::Op as P;
+        let Some(h) = self.head else { return false };
+        let head = self.chain[h].0;
+        let pending: Vec<FactId> = self.pending.iter().map(|p| p.0).collect();
+        let one_of = |allowed: &[FactId]| target.is_none_or(|t| allowed.contains(&t));
+        let value_of = |f: FactId| {
+            if f == head {
+                Some(self.chain[h].1.as_str())
+            } else {
+                self.pending.iter().find(|p| p.0 == f).map(|p| p.1.as_str())
+            }
+        };
+        let mut contenders = vec![head];
+        contenders.extend(&pending);
+        match op {
+            P::Accept => true,
+            P::Contest => one_of(&[head]),
+            P::Reject => one_of(&[head]) && (value.is_none() || value != value_of(head)),
+            P::Revoke => one_of(&[head]) && (value.is_none() || value == value_of(head)),
+            P::Resolve => {
+                !pending.is_empty() && one_of(&contenders) && (target.is_some() || value.is_some())
+            }
+            P::Noop => {
+                one_of(&contenders)
+                    && (value.is_none() || value == value_of(target.unwrap_or(head)))
+            }
+        }
+    }
+
+    /// Applies `op`, which [`Cell::applies`] accepted; `fact` is the id a
+    /// new version or alternative got.
+    fn apply(
+        &mut self,
+        op: pfm::fact::Op,
+        value: Option<String>,
+        target: Option<FactId>,
+        fact: FactId,
+        who: usize,
+    ) {
+        use pfm::fact::Op as P;
+        match (op, value) {
+            (P::Accept, Some(v)) => {
+                if self.head_value() != Some(v.as_str()) {
+                    self.push(fact, v, who, false);
+                }
+            }
+            (P::Contest, Some(v)) => {
+                if self.head_value() != Some(v.as_str()) && self.pending.iter().all(|p| p.1 != v) {
+                    self.pending.push((fact, v, who));
+                }
+            }
+            (P::Reject, Some(v)) => self.push(fact, v, who, true),
+            (P::Revoke, _) | (P::Reject, None) => self.retract(),
+            (P::Resolve, value) => {
+                let h = self.head.unwrap();
+                let chosen = target.or_else(|| {
+                    let v = value.as_deref();
+                    if v == self.head_value() {
+                        Some(self.chain[h].0)
+                    } else {
+                        self.pending
+                            .iter()
+                            .find(|p| Some(p.1.as_str()) == v)
+                            .map(|p| p.0)
+                    }
+                });
+                match chosen {
+                    Some(c) if c == self.chain[h].0 => self.pending.clear(),
+                    Some(c) => {
+                        let (f, v, w) = self.pending.iter().find(|p| p.0 == c).cloned().unwrap();
+                        self.push(f, v, w, true);
+                    }
+                    None => self.push(fact, value.unwrap(), who, true),
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Erases what participant `who` said: chain versions are cut out
+    /// (rollback never crosses a cut of an unretracted version), their
+    /// alternatives go with the head they contested.
+    fn forget(&mut self, who: usize) {
+        self.pending.retain(|p| p.2 != who);
+        let mut i = 0;
+        while i < self.chain.len() {
+            if self.chain[i].2 != who {
+                i += 1;
+                continue;
+            }
+            let (_, _, _, retracted, stop) = self.chain.remove(i);
+            match self.head {
+                Some(h) if h == i => {
+                    self.head = None;
+                    self.pending.clear();
+                }
+                Some(h) if h > i => self.head = Some(h - 1),
+                _ => {}
+            }
+            if let Some(above) = self.chain.get_mut(i) {
+                above.4 |= stop || !retracted;
+            }
+        }
+    }
+}
+
+/// One step of the model property.
+#[derive(Clone, Debug)]
+enum Step {
+    Accept {
+        value: u8,
+        day: i64,
+        participant: usize,
+    },
+    Typed(Typed),
+    Forget {
+        participant: usize,
+    },
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        3 => (0u8..4, 0i64..400, 0..PARTICIPANTS.len())
+            .prop_map(|(value, day, participant)| Step::Accept { value, day, participant }),
+        6 => typed().prop_map(|t| Step::Typed(Typed { entity: 0, slot: 0, ..t })),
+        1 => (0..PARTICIPANTS.len()).prop_map(|participant| Step::Forget { participant }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 160, ..ProptestConfig::default() })]
+
+    /// Under any sequence of typed operations and erasures, the ledger
+    /// applies exactly the operations the model says apply, and the key's
+    /// head and pending alternatives are the model's.
+    #[test]
+    fn prop_typed_operations_match_a_model(steps in prop::collection::vec(step(), 1..40)) {
+        let mut m = Memory::new(Config { merge: MergeMode::Inline, ..Config::default() }).unwrap();
+        let key = Key::new(ENTITIES[0], SLOTS[0]).unwrap();
+        let mut cell = Cell::default();
+        for s in steps {
+            match s {
+                Step::Accept { value, day: d, participant } => {
+                    let r = m.observe(observation((0, 0, value, d, participant))).unwrap();
+                    cell.apply(pfm::fact::Op::Accept, Some(format!("v{value}")), None, r.outcome.fact(), participant);
+                }
+                Step::Typed(t) => {
+                    let o = typed_observation(&m, &t);
+                    // A contest without a value contests with its text.
+                    let value = match (t.op, &o.value) {
+                        (pfm::fact::Op::Contest, None) => Some(pfm::text::normalize(&o.text)),
+                        _ => o.value.clone().map(|v| pfm::text::normalize(&v)),
+                    };
+                    let target = o.target;
+                    let expected = cell.applies(t.op, value.as_deref(), target);
+                    let got = apply_typed(&mut m, &t)?;
+                    prop_assert_eq!(got.is_some(), expected, "{:?} applied?", t);
+                    if let Some(r) = got {
+                        cell.apply(t.op, value, target, r.outcome.fact(), t.participant);
+                    }
+                }
+                Step::Forget { participant } => {
+                    m.forget(&Forget::Entity(PARTICIPANTS[participant].to_owned()), day(0)).unwrap();
+                    cell.forget(participant);
+                }
+            }
+            m.ledger().verify().map_err(TestCaseError::fail)?;
+            let head = m.ledger().active_for_key(&key);
+            prop_assert_eq!(head.map(|f| f.id()), cell.head.map(|h| cell.chain[h].0));
+            let pending: Vec<FactId> = m
+                .ledger()
+                .facts()
+                .filter(|f| f.state.status == pfm::fact::Status::Alternative)
+                .map(|f| f.id())
+                .collect();
+            let model: Vec<FactId> = cell.pending.iter().map(|p| p.0).collect();
+            prop_assert_eq!(pending, model);
         }
     }
 }

@@ -40,6 +40,7 @@
 //! after every step (`tests/prop_ledger.rs`).
 
 mod admission;
+mod ops;
 mod retire;
 mod views;
 
@@ -52,7 +53,10 @@ pub use retire::Forget;
 pub use views::{AsOf, history_in};
 
 use crate::config::{AdmissionParams, ChainOrder, Config, ScoreParams};
-use crate::fact::{Fact, FactBody, FactId, FactState, Interval, Key, Seq, Status, Usage, name_key};
+use crate::error::Result;
+use crate::fact::{
+    Fact, FactBody, FactId, FactState, Interval, Key, Op, Seq, Status, Usage, name_key,
+};
 use crate::text;
 use crate::time::WallTime;
 
@@ -75,6 +79,11 @@ pub struct Draft {
     pub stated_at: WallTime,
     /// Caller-supplied provenance.
     pub source: Option<String>,
+    /// How the draft relates to its key's head (keyed drafts only).
+    pub op: Op,
+    /// The fact the operation names (an alternative to resolve to, the
+    /// head to revoke), of the draft's key.
+    pub target: Option<FactId>,
 }
 
 /// What a commit did with one draft.
@@ -94,7 +103,8 @@ pub enum Outcome {
         /// The value it displaced, now history.
         previous: FactId,
     },
-    /// The draft restated the active value of its key.
+    /// The draft restated the active value of its key (or, for a contest, a
+    /// pending alternative's value).
     Reobserved {
         /// The fact whose support and last-observed time moved.
         fact: FactId,
@@ -118,6 +128,47 @@ pub enum Outcome {
         /// unless the key's active value was erased).
         newer: FactId,
     },
+    /// `contest`: the value is kept as an alternative; the head stays,
+    /// flagged contested.
+    Contested {
+        /// The new alternative.
+        fact: FactId,
+        /// The head it contests.
+        incumbent: FactId,
+    },
+    /// `reject`: the head was judged wrong (contradicted). With a value the
+    /// value is the new head; without one the predecessor is reinstated.
+    Rejected {
+        /// The new head (with a value) or the tombstone (without).
+        fact: FactId,
+        /// The contradicted head.
+        previous: FactId,
+        /// The predecessor reopened, if any (without a value only).
+        reinstated: Option<FactId>,
+    },
+    /// `revoke`: the head was retracted behind a tombstone and its
+    /// predecessor reinstated (the cell is empty if there is none).
+    Revoked {
+        /// The tombstone.
+        fact: FactId,
+        /// The revoked head.
+        previous: FactId,
+        /// The predecessor reopened, if any.
+        reinstated: Option<FactId>,
+    },
+    /// `resolve`: a contested cell was settled.
+    Resolved {
+        /// The head now (the chosen alternative, the incumbent, or a new
+        /// value).
+        fact: FactId,
+        /// The versions the resolution contradicted.
+        contradicted: Vec<FactId>,
+    },
+    /// `noop`: the head (or a named alternative) gained support.
+    Supported {
+        /// The supported fact.
+        fact: FactId,
+    },
 }
 
 impl Outcome {
@@ -130,14 +181,41 @@ impl Outcome {
             Outcome::Absorbed { .. } => "absorbed",
             Outcome::Duplicate { .. } => "duplicate",
             Outcome::History { .. } => "history",
+            Outcome::Contested { .. } => "contested",
+            Outcome::Rejected { .. } => "rejected",
+            Outcome::Revoked { .. } => "revoked",
+            Outcome::Resolved { .. } => "resolved",
+            Outcome::Supported { .. } => "supported",
         }
     }
 
-    /// For a supersession, the value it displaced.
+    /// The version the outcome displaced, contradicted or retracted (for a
+    /// contest, the head contested).
     pub fn previous(&self) -> Option<FactId> {
         match *self {
-            Outcome::Superseded { previous, .. } => Some(previous),
+            Outcome::Superseded { previous, .. }
+            | Outcome::Rejected { previous, .. }
+            | Outcome::Revoked { previous, .. } => Some(previous),
+            Outcome::Contested { incumbent, .. } => Some(incumbent),
             _ => None,
+        }
+    }
+
+    /// For a retraction, the predecessor it reinstated.
+    pub fn reinstated(&self) -> Option<FactId> {
+        match *self {
+            Outcome::Rejected { reinstated, .. } | Outcome::Revoked { reinstated, .. } => {
+                reinstated
+            }
+            _ => None,
+        }
+    }
+
+    /// For a resolution, the versions it contradicted.
+    pub fn contradicted(&self) -> &[FactId] {
+        match self {
+            Outcome::Resolved { contradicted, .. } => contradicted,
+            _ => &[],
         }
     }
 
@@ -149,17 +227,34 @@ impl Outcome {
         }
     }
 
-    /// The facts the outcome added, revised, re-observed or retired: what a
-    /// change notice names (a duplicate or a history entry changes no active
-    /// fact).
-    pub fn touched(&self) -> impl Iterator<Item = FactId> + use<> {
-        let (a, b) = match *self {
-            Outcome::Created { fact } | Outcome::Reobserved { fact } => (Some(fact), None),
-            Outcome::Superseded { fact, previous } => (Some(fact), Some(previous)),
-            Outcome::Absorbed { into } => (Some(into), None),
-            Outcome::Duplicate { .. } | Outcome::History { .. } => (None, None),
-        };
-        a.into_iter().chain(b)
+    /// The facts whose place in the active view, or whose status a block can
+    /// disclose, the outcome changed: what a change notice names (a
+    /// duplicate or a history entry changes none).
+    pub fn touched(&self) -> Vec<FactId> {
+        match self {
+            Outcome::Created { fact } | Outcome::Reobserved { fact } => vec![*fact],
+            Outcome::Supported { fact } => vec![*fact],
+            Outcome::Superseded { fact, previous } => vec![*fact, *previous],
+            Outcome::Absorbed { into } => vec![*into],
+            Outcome::Duplicate { .. } | Outcome::History { .. } => Vec::new(),
+            Outcome::Contested { incumbent, .. } => vec![*incumbent],
+            Outcome::Rejected {
+                fact,
+                previous,
+                reinstated,
+            }
+            | Outcome::Revoked {
+                fact,
+                previous,
+                reinstated,
+            } => [Some(*fact), Some(*previous), *reinstated]
+                .into_iter()
+                .flatten()
+                .collect(),
+            Outcome::Resolved { fact, contradicted } => std::iter::once(*fact)
+                .chain(contradicted.iter().copied())
+                .collect(),
+        }
     }
 
     /// The fact the outcome is about (new, updated, or matched).
@@ -168,7 +263,12 @@ impl Outcome {
             Outcome::Created { fact }
             | Outcome::Superseded { fact, .. }
             | Outcome::Reobserved { fact }
-            | Outcome::History { fact, .. } => fact,
+            | Outcome::History { fact, .. }
+            | Outcome::Contested { fact, .. }
+            | Outcome::Rejected { fact, .. }
+            | Outcome::Revoked { fact, .. }
+            | Outcome::Resolved { fact, .. }
+            | Outcome::Supported { fact } => fact,
             Outcome::Absorbed { into } => into,
             Outcome::Duplicate { of } => of,
         }
@@ -212,7 +312,7 @@ pub struct Commit {
 }
 
 /// The ledger. Single writer: every `&mut self` method is a commit.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Ledger {
     ordering: ChainOrder,
     admission: AdmissionParams,
@@ -380,9 +480,13 @@ impl Ledger {
 
     /// Commits a batch of drafts atomically under one sequence number.
     ///
-    /// Infallible: drafts are validated before they are built, so a commit
-    /// never leaves the ledger half-applied.
-    pub fn commit(&mut self, drafts: Vec<Draft>) -> Commit {
+    /// Drafts are validated before they are built; what only the ledger can
+    /// judge — whether each typed operation applies to its cell as the
+    /// drafts before it leave it — is checked first ([`Ledger::check`]), so
+    /// a commit either applies every draft or, with
+    /// [`Error::OpNotApplicable`](crate::Error::OpNotApplicable), none.
+    pub fn commit(&mut self, drafts: Vec<Draft>) -> Result<Commit> {
+        self.check(&drafts)?;
         let u = self.seq + 1;
         let t = drafts
             .iter()
@@ -397,7 +501,7 @@ impl Ledger {
             commit.outcomes.push(outcome);
         }
         self.finish(&mut commit, t);
-        commit
+        Ok(commit)
     }
 
     /// Advances the sequence if the commit changed anything.
@@ -416,6 +520,9 @@ impl Ledger {
     }
 
     fn apply(&mut self, draft: Draft, u: Seq, t: WallTime, changes: &mut Vec<Change>) -> Outcome {
+        if draft.op != Op::Accept {
+            return self.apply_typed(draft, u, t, changes);
+        }
         let sig = Signature::of(&draft.text, &draft.normalized);
         if self.admission.dedup
             && let Some(of) = self.find_duplicate(&draft.normalized, &sig)
@@ -429,23 +536,31 @@ impl Ledger {
                         fact: self.create(draft, sig, u, t, changes),
                     },
                     // The key has history but no current value (its current
-                    // version was erased): the draft continues the chain.
-                    Some(head) => {
-                        if self.stated_before(&draft, head) {
-                            Outcome::History {
-                                fact: self.insert_history(draft, head, changes),
-                                newer: head,
+                    // version was erased, or every version retracted): the
+                    // draft continues the chain.
+                    Some(top) => {
+                        let live = self.newest_unretracted(top);
+                        match live.filter(|l| self.stated_before(&draft, *l)) {
+                            Some(newer) => Outcome::History {
+                                fact: self.insert_history(draft, newer, changes),
+                                newer,
+                            },
+                            None => {
+                                let stated = (self.ordering == ChainOrder::EventTime)
+                                    .then_some(draft.stated_at);
+                                let fact = self.create(draft, sig, u, t, changes);
+                                let below = self.insertion_point(live.unwrap_or(top), stated);
+                                self.link_above(fact, below);
+                                // The cell was empty, so a retraction of the
+                                // new value must leave it empty again.
+                                self.fact_mut(fact).state.rollback_stop = true;
+                                Outcome::Created { fact }
                             }
-                        } else {
-                            let fact = self.create(draft, sig, u, t, changes);
-                            self.fact_mut(fact).state.supersedes = Some(head);
-                            self.fact_mut(head).state.superseded_by = Some(fact);
-                            Outcome::Created { fact }
                         }
                     }
                 },
                 Some(active) if self.value_of(active) == Some(value.as_str()) => {
-                    self.reobserve(active, draft.stated_at, changes);
+                    self.reobserve(active, &draft, changes);
                     Outcome::Reobserved { fact: active }
                 }
                 Some(active) => {
@@ -461,7 +576,7 @@ impl Ledger {
             },
             _ => match self.find_absorber(&draft, &sig) {
                 Some(into) => {
-                    self.reobserve(into, draft.stated_at, changes);
+                    self.reobserve(into, &draft, changes);
                     Outcome::Absorbed { into }
                 }
                 None => Outcome::Created {
@@ -554,6 +669,9 @@ impl Ledger {
                 usage: Usage::default(),
                 supersedes: None,
                 superseded_by: None,
+                entered_by: draft.op,
+                rollback_stop: false,
+                edges: None,
             },
             body: Arc::new(body),
         };
@@ -595,27 +713,74 @@ impl Ledger {
         t: WallTime,
         changes: &mut Vec<Change>,
     ) -> Outcome {
-        let inherited = self.fact(previous).state.usage;
-        self.deactivate(previous, Status::Superseded, u, t, changes);
+        let fact = self.displace(draft, sig, previous, Status::Superseded, u, t, changes);
+        Outcome::Superseded { fact, previous }
+    }
+
+    /// Installs `draft` as its key's head in place of the current `head`,
+    /// which is closed with `status` (its pending alternatives are moot and
+    /// closed as superseded). Returns the new head.
+    #[allow(clippy::too_many_arguments)]
+    fn displace(
+        &mut self,
+        draft: Draft,
+        sig: Signature,
+        head: FactId,
+        status: Status,
+        u: Seq,
+        t: WallTime,
+        changes: &mut Vec<Change>,
+    ) -> FactId {
+        let inherited = self.fact(head).state.usage;
+        let stated = (draft.op == Op::Accept && self.ordering == ChainOrder::EventTime)
+            .then_some(draft.stated_at);
+        self.close_alternatives(head, Status::Superseded);
+        self.deactivate(head, status, u, t, changes);
         let fact = self.new_fact(draft, vec![open_at(u, t)], Status::Active);
         if self.admission.usage_inheritance {
             self.fact_mut(fact).state.usage = inherited;
         }
-        self.fact_mut(fact).state.supersedes = Some(previous);
-        self.fact_mut(previous).state.superseded_by = Some(fact);
+        let below = self.insertion_point(head, stated);
+        self.link_above(fact, below);
         self.index_active(fact, sig);
         changes.push(Change::Recorded(fact));
         changes.push(Change::Activated(fact));
-        Outcome::Superseded { fact, previous }
+        fact
     }
 
-    /// The newest retained version of a key (the head of its chain).
+    /// Where a new head goes in its chain, above the old head `from`: the
+    /// versions above a head are all retracted ones (a rollback walked down
+    /// past them), so in arrival order the new head goes on top; under
+    /// event-time ordering (`stated`) it goes above those stated no later.
+    fn insertion_point(&self, from: FactId, stated: Option<WallTime>) -> FactId {
+        let mut below = from;
+        while let Some(next) = self.fact(below).state.superseded_by {
+            if stated.is_some_and(|s| self.fact(next).body.stated_at > s) {
+                break;
+            }
+            below = next;
+        }
+        below
+    }
+
+    /// Links `fact` into its key's chain directly above `below`.
+    fn link_above(&mut self, fact: FactId, below: FactId) {
+        let above = self.fact(below).state.superseded_by;
+        self.fact_mut(fact).state.supersedes = Some(below);
+        self.fact_mut(fact).state.superseded_by = above;
+        self.fact_mut(below).state.superseded_by = Some(fact);
+        if let Some(a) = above {
+            self.fact_mut(a).state.supersedes = Some(fact);
+        }
+    }
+
+    /// The newest retained version of a key's chain (its alternatives and
+    /// tombstones hang off the chain and are never the newest).
     fn newest_version(&self, key: &Key) -> Option<FactId> {
-        self.versions_by_key
-            .get(key)?
-            .iter()
-            .copied()
-            .find(|v| self.fact(*v).state.superseded_by.is_none())
+        self.versions_by_key.get(key)?.iter().copied().find(|v| {
+            let s = &self.fact(*v).state;
+            s.on_chain() && s.superseded_by.is_none()
+        })
     }
 
     /// Event-time ordering: records `draft` as history in its key's chain at
@@ -644,11 +809,31 @@ impl Ledger {
         fact
     }
 
-    fn reobserve(&mut self, id: FactId, at: WallTime, changes: &mut Vec<Change>) {
+    fn reobserve(&mut self, id: FactId, draft: &Draft, changes: &mut Vec<Change>) {
         let state = &mut self.fact_mut(id).state;
         let previous = state.last_observed;
-        state.last_observed = previous.max(at);
-        state.support += 1;
+        state.last_observed = previous.max(draft.stated_at);
+        self.support(id, draft, changes, previous);
+    }
+
+    /// One more observation supports `id`: its count, and its source among
+    /// the newest [`MAX_SUPPORTED_BY`](crate::fact::MAX_SUPPORTED_BY).
+    fn support(
+        &mut self,
+        id: FactId,
+        draft: &Draft,
+        changes: &mut Vec<Change>,
+        previous: WallTime,
+    ) {
+        let state = &mut self.fact_mut(id).state;
+        state.support = state.support.saturating_add(1);
+        if let Some(source) = &draft.source {
+            let sources = &mut state.edges_mut().supported_by;
+            if sources.len() == crate::fact::MAX_SUPPORTED_BY {
+                sources.remove(0);
+            }
+            sources.push(source.as_str().into());
+        }
         changes.push(Change::Refreshed { fact: id, previous });
     }
 

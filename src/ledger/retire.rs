@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Change, Commit, Ledger, remove_from, writable};
+use super::{Change, Commit, Ledger, remove_from};
 use crate::error::{Error, Result};
 use crate::fact::{Fact, FactId, Key, Status, name_key};
 use crate::time::WallTime;
@@ -86,7 +86,7 @@ impl Ledger {
                 ids
             }
         };
-        let mut doomed = doomed;
+        let mut doomed = self.with_dependents(doomed);
         doomed.sort();
         doomed.dedup();
         let u = self.seq + 1;
@@ -102,7 +102,26 @@ impl Ledger {
         Ok(commit)
     }
 
-    /// Removes one fact, splicing its key's chain around it.
+    /// `doomed` and everything whose meaning rests on a doomed fact: the
+    /// alternatives that contested it and the tombstone of its retraction
+    /// (a contest or a retraction quotes the value it is about).
+    fn with_dependents(&self, mut doomed: Vec<FactId>) -> Vec<FactId> {
+        let mut i = 0;
+        while i < doomed.len() {
+            if let Some(f) = self.get(doomed[i]) {
+                let edges = f.state.edges();
+                doomed.extend(edges.alternatives.iter().copied());
+                doomed.extend(edges.revoked_by);
+            }
+            i += 1;
+        }
+        doomed
+    }
+
+    /// Removes one fact: a chain version is spliced out (a rollback never
+    /// crosses the cut: see `rollback_stop`), an alternative leaves its
+    /// head (which is no longer contested once none is pending), a
+    /// tombstone leaves the version it retracted.
     fn erase(&mut self, id: FactId, changes: &mut Vec<Change>) {
         if self.fact(id).state.is_current() {
             self.unindex_active(id);
@@ -110,18 +129,37 @@ impl Ledger {
         let fact = self.facts[id.0 as usize]
             .take()
             .expect("erase is called with retained facts only");
-        let (older, newer) = (fact.state.supersedes, fact.state.superseded_by);
-        if let Some(o) = older
-            && let Some(f) = writable(&mut self.facts, o)
-        {
-            f.state.superseded_by = newer;
-            self.touched.push(o);
+        let state = &fact.state;
+        if state.on_chain() {
+            let (older, newer) = (state.supersedes, state.superseded_by);
+            let cut = state.rollback_stop || !state.status.is_retracted();
+            if let Some(o) = older.filter(|o| self.get(*o).is_some()) {
+                self.fact_mut(o).state.superseded_by = newer;
+            }
+            if let Some(n) = newer.filter(|n| self.get(*n).is_some()) {
+                let s = &mut self.fact_mut(n).state;
+                s.supersedes = older;
+                s.rollback_stop |= cut;
+            }
         }
-        if let Some(n) = newer
-            && let Some(f) = writable(&mut self.facts, n)
+        if let Some(head) = state
+            .edges()
+            .alternative_of
+            .filter(|h| self.get(*h).is_some())
         {
-            f.state.supersedes = older;
-            self.touched.push(n);
+            self.fact_mut(head)
+                .state
+                .edges_mut()
+                .alternatives
+                .retain(|a| *a != id);
+            if self.fact(head).state.status == Status::Contested
+                && self.pending_alternatives(head).is_empty()
+            {
+                self.fact_mut(head).state.status = Status::Active;
+            }
+        }
+        if let Some(v) = state.edges().revokes.filter(|v| self.get(*v).is_some()) {
+            self.fact_mut(v).state.edges_mut().revoked_by = None;
         }
         if let Some(key) = &fact.body.key {
             remove_from(&mut self.versions_by_key, key, id);

@@ -7,8 +7,9 @@ use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
 use super::{Ledger, admission, names_of};
+use crate::config::ChainOrder;
 use crate::error::{Error, Result};
-use crate::fact::{Fact, FactId, FactState, Key};
+use crate::fact::{Fact, FactId, FactState, Key, Op, Status};
 use crate::text;
 use crate::time::WallTime;
 
@@ -90,6 +91,7 @@ impl Ledger {
                     return Err(format!("{id} has overlapping intervals"));
                 }
             }
+            self.verify_edges(f)?;
             if let Some(o) = f.state.supersedes {
                 let older = self.get(o).ok_or(format!("{id} supersedes erased {o}"))?;
                 if older.state.superseded_by != Some(id) {
@@ -100,10 +102,16 @@ impl Ledger {
                 if older.body.key != f.body.key {
                     return Err(format!("{id} supersedes {o} of another key"));
                 }
-                let (new_at, old_at) = (f.body.stated_at, older.body.stated_at);
+                // Event-time order binds the plain statements of a chain;
+                // a typed operation's value goes on top whenever it was
+                // stated, and retracted versions are out of the order.
+                let plain =
+                    |f: &Fact| f.state.entered_by == Op::Accept && !f.state.status.is_retracted();
                 let ordered = match self.ordering {
-                    crate::config::ChainOrder::Arrival => o < id || f.state.intervals.is_empty(),
-                    crate::config::ChainOrder::EventTime => old_at <= new_at,
+                    ChainOrder::Arrival => o < id || f.state.intervals.is_empty(),
+                    ChainOrder::EventTime => {
+                        !(plain(f) && plain(older)) || older.body.stated_at <= f.body.stated_at
+                    }
                 };
                 if !ordered {
                     return Err(format!("{id} supersedes {o} out of order"));
@@ -118,28 +126,7 @@ impl Ledger {
             }
         }
         for (key, versions) in &self.versions_by_key {
-            let mut expected: Vec<FactId> = versions.clone();
-            expected.sort();
-            let head = versions
-                .iter()
-                .copied()
-                .find(|v| {
-                    self.get(*v)
-                        .is_some_and(|f| f.state.superseded_by.is_none())
-                })
-                .ok_or(format!("key {key} has no newest version"))?;
-            let mut reached: Vec<FactId> = self
-                .history(head)
-                .map_err(|e| e.to_string())?
-                .iter()
-                .map(|f| f.id())
-                .collect();
-            reached.sort();
-            if reached != expected {
-                return Err(format!(
-                    "key {key}: chain reaches {reached:?}, versions are {expected:?}"
-                ));
-            }
+            self.verify_cell(key, versions)?;
         }
         let mut expected_hash: FxHashMap<u64, HashSet<FactId>> = FxHashMap::default();
         let mut expected_names: FxHashMap<std::sync::Arc<str>, HashSet<FactId>> =
@@ -187,6 +174,155 @@ impl Ledger {
             .collect();
         if actual_names != expected_names {
             return Err("facts_by_name is out of date".into());
+        }
+        Ok(())
+    }
+
+    /// The provenance edges of one fact, each with its reverse: an
+    /// alternative hangs off a chain version of its key (a pending one off
+    /// the contested head), a tombstone off the retracted version it names;
+    /// neither is ever current or linked into the chain.
+    fn verify_edges(&self, f: &Fact) -> std::result::Result<(), String> {
+        let (id, s, e) = (f.id(), &f.state, f.state.edges());
+        let anchor = |a: FactId, what: &str| -> std::result::Result<&Fact, String> {
+            let a = self.get(a).ok_or(format!("{id} is {what} erased {a}"))?;
+            if a.body.key != f.body.key || !a.state.on_chain() {
+                return Err(format!(
+                    "{id} is {what} {}, not a version of its key's chain",
+                    a.id()
+                ));
+            }
+            Ok(a)
+        };
+        if !s.on_chain() {
+            if f.body.key.is_none() || s.is_current() || !s.intervals.is_empty() {
+                return Err(format!(
+                    "{id} hangs off a chain but is keyless, current or was active"
+                ));
+            }
+            if s.supersedes.is_some() || s.superseded_by.is_some() {
+                return Err(format!("{id} hangs off a chain but is linked into it"));
+            }
+        }
+        if let Some(h) = e.alternative_of {
+            let head = anchor(h, "an alternative of")?;
+            if !head.state.edges().alternatives.contains(&id) {
+                return Err(format!(
+                    "{id} is an alternative of {h}, which does not list it"
+                ));
+            }
+            let settled = matches!(s.status, Status::Superseded | Status::Contradicted);
+            if s.status == Status::Alternative {
+                if head.state.status != Status::Contested {
+                    return Err(format!(
+                        "{id} is pending against {h}, which is not contested"
+                    ));
+                }
+            } else if !settled {
+                return Err(format!("alternative {id} is {:?}", s.status));
+            }
+        } else if s.status == Status::Alternative {
+            return Err(format!("{id} is an alternative of nothing"));
+        }
+        for &a in &e.alternatives {
+            if self
+                .get(a)
+                .is_none_or(|a| a.state.edges().alternative_of != Some(id))
+            {
+                return Err(format!(
+                    "{id} lists {a} as an alternative, which does not name it"
+                ));
+            }
+        }
+        match (s.status == Status::Tombstone, e.revokes) {
+            (true, Some(v)) => {
+                let revoked = anchor(v, "the tombstone of")?;
+                if !revoked.state.status.is_retracted()
+                    || revoked.state.edges().revoked_by != Some(id)
+                {
+                    return Err(format!(
+                        "tombstone {id} names {v}, which is not retracted by it"
+                    ));
+                }
+            }
+            (false, None) => {}
+            _ => {
+                return Err(format!(
+                    "{id}: a tombstone without a retracted version, or the reverse"
+                ));
+            }
+        }
+        if let Some(t) = e.revoked_by
+            && self
+                .get(t)
+                .is_none_or(|t| t.state.edges().revokes != Some(id))
+        {
+            return Err(format!(
+                "{id} names {t} as its tombstone, which does not name it"
+            ));
+        }
+        let pending = e.alternatives.iter().any(|a| {
+            self.get(*a)
+                .is_some_and(|a| a.state.status == Status::Alternative)
+        });
+        if (s.status == Status::Contested) != pending {
+            return Err(format!(
+                "{id} is {:?} with pending alternatives: {pending}",
+                s.status
+            ));
+        }
+        Ok(())
+    }
+
+    /// One key's cell: its chain (every version that is not an alternative
+    /// or a tombstone) is one acyclic list reached from its newest version,
+    /// and every version above the current one was retracted.
+    fn verify_cell(&self, key: &Key, versions: &[FactId]) -> std::result::Result<(), String> {
+        let mut expected: Vec<FactId> = versions
+            .iter()
+            .copied()
+            .filter(|v| self.get(*v).is_some_and(|f| f.state.on_chain()))
+            .collect();
+        if expected.is_empty() {
+            return Err(format!("key {key} has versions but no chain"));
+        }
+        expected.sort();
+        let top = expected
+            .iter()
+            .copied()
+            .find(|v| {
+                self.get(*v)
+                    .is_some_and(|f| f.state.superseded_by.is_none())
+            })
+            .ok_or(format!("key {key} has no newest version"))?;
+        let mut reached = Vec::with_capacity(expected.len());
+        let mut above_head = true;
+        let mut at = Some(top);
+        while let Some(v) = at {
+            if reached.len() == expected.len() {
+                return Err(format!("key {key}: the chain has a cycle"));
+            }
+            let f = self
+                .get(v)
+                .ok_or(format!("key {key}: chain reaches erased {v}"))?;
+            if f.state.is_current() {
+                above_head = false;
+            } else if above_head
+                && !f.state.status.is_retracted()
+                && self.active_by_key.contains_key(key)
+            {
+                return Err(format!(
+                    "key {key}: {v} lies above the current value but was not retracted"
+                ));
+            }
+            reached.push(v);
+            at = f.state.supersedes;
+        }
+        reached.sort();
+        if reached != expected {
+            return Err(format!(
+                "key {key}: chain reaches {reached:?}, versions are {expected:?}"
+            ));
         }
         Ok(())
     }

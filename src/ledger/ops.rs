@@ -1,0 +1,377 @@
+//! P-Mem's typed operations (Table 2 and Section 3.2 of the paper) over a
+//! key's cell: its *head* (the current version), the chain of versions
+//! below and above it, its pending alternatives and its tombstones.
+//!
+//! # Rules
+//! - **contest**: the head stays and is flagged `contested`; the value is kept
+//!   as an `alternative` (an `alternative_of` edge to the head). Restating
+//!   the head's value, or a pending alternative's, is support for it.
+//! - **reject** with a value: the value becomes the head, the old head is
+//!   `contradicted`. Without one, and **revoke**: the head is retracted
+//!   (`contradicted` / `revoked`), a tombstone records the retraction (a
+//!   `revokes` edge), and the newest older version of the chain that was
+//!   not itself retracted reopens with a new activity interval; the cell is
+//!   empty if there is none, or if the walk meets a version whose
+//!   `rollback_stop` is set (it became the head of an empty cell, or an
+//!   erasure cut the chain below it). So k consecutive retractions
+//!   reinstate the value from before the k most recent commits.
+//! - **resolve** (a contested cell only): the chosen value — a pending
+//!   alternative, the incumbent, or a value neither reported — is the head;
+//!   every other contender is `contradicted`.
+//! - **noop**: the head (or a named pending alternative) gains support.
+//! - Whenever a contested head stops being the head other than by resolve
+//!   (an accept, reject or revoke), its pending alternatives are moot and
+//!   close as `superseded`.
+//!
+//! New heads go on top of the chain (above any retracted versions), so the
+//! chain stays linear and acyclic: a rollback is a walk down `supersedes`.
+//!
+//! Every operation is checked against its cell before anything is written
+//! ([`Ledger::check`]); one that cannot apply is refused with
+//! [`Error::OpNotApplicable`] naming what the cell holds.
+
+use rustc_hash::FxHashMap;
+
+use super::{Change, Draft, Ledger, Outcome, Signature, open_at};
+use crate::error::{Error, Result};
+use crate::fact::{FactId, Key, Op, Seq, Status};
+use crate::text;
+use crate::time::WallTime;
+
+impl Ledger {
+    /// Checks that every typed operation of a batch applies to its cell as
+    /// the drafts before it leave it. Operations whose key no other draft
+    /// of the batch touches are checked against the ledger as it is (the
+    /// common case, no copy); otherwise the batch is replayed on a copy.
+    pub fn check(&self, drafts: &[Draft]) -> Result<()> {
+        if drafts.iter().all(|d| d.op == Op::Accept) {
+            return Ok(());
+        }
+        let mut per_key: FxHashMap<&Key, usize> = FxHashMap::default();
+        for d in drafts {
+            if let Some(k) = &d.key {
+                *per_key.entry(k).or_default() += 1;
+            }
+        }
+        let typed = drafts.iter().filter(|d| d.op != Op::Accept);
+        let shared = typed
+            .clone()
+            .any(|d| d.key.as_ref().is_some_and(|k| per_key[k] > 1));
+        if !shared {
+            return typed.map(|d| self.precondition(d)).collect();
+        }
+        let mut scratch = self.clone();
+        let (u, t) = (self.seq + 1, self.committed_at);
+        let mut changes = Vec::new();
+        for d in drafts {
+            if d.op != Op::Accept {
+                scratch.precondition(d)?;
+            }
+            scratch.apply(d.clone(), u, t, &mut changes);
+        }
+        Ok(())
+    }
+
+    /// Whether one typed operation applies to its cell now.
+    fn precondition(&self, d: &Draft) -> Result<()> {
+        let Some(key) = &d.key else {
+            return Err(Error::OpNeedsKey(d.op));
+        };
+        let refuse = |reason: String| Error::OpNotApplicable {
+            op: d.op,
+            key: key.to_string(),
+            reason,
+        };
+        if let Some(t) = d.target {
+            let f = self.get(t).ok_or(Error::UnknownFact(t))?;
+            if f.body.key.as_ref() != Some(key) {
+                return Err(refuse(match &f.body.key {
+                    Some(other) => format!("target {t} is a version of key {other}"),
+                    None => format!("target {t} is a fact without a key"),
+                }));
+            }
+        }
+        let Some(&head) = self.active_by_key.get(key) else {
+            return Err(refuse("the cell is empty (it has no current value)".into()));
+        };
+        let h = self.fact(head);
+        let here = format!(
+            "its current value is {:?} (fact {head}, {})",
+            h.body.value.as_deref().unwrap_or_default(),
+            h.state.status.name()
+        );
+        let pending = self.pending_alternatives(head);
+        let value = d.value.as_deref();
+        let named = |allowed: &[FactId]| match d.target {
+            Some(t) if !allowed.contains(&t) => Err(refuse(format!(
+                "target {t} is {}, not {}; {here}",
+                self.fact(t).state.status.name(),
+                if allowed.len() == 1 {
+                    "the current value"
+                } else {
+                    "the current value or a pending alternative"
+                }
+            ))),
+            _ => Ok(()),
+        };
+        match d.op {
+            Op::Accept => Ok(()),
+            Op::Contest => named(&[head]),
+            Op::Reject => {
+                named(&[head])?;
+                if value.is_some() && value == self.value_of(head) {
+                    return Err(refuse(format!("it rejects the value with itself; {here}")));
+                }
+                Ok(())
+            }
+            Op::Revoke => {
+                named(&[head])?;
+                match value {
+                    Some(v) if Some(v) != self.value_of(head) => {
+                        Err(refuse(format!("the value to revoke is {v:?}, but {here}")))
+                    }
+                    _ => Ok(()),
+                }
+            }
+            Op::Resolve => {
+                if h.state.status != Status::Contested {
+                    return Err(refuse(format!("the cell is not contested; {here}")));
+                }
+                let contenders: Vec<FactId> = std::iter::once(head).chain(pending).collect();
+                named(&contenders)?;
+                if d.target.is_none() && value.is_none() {
+                    return Err(refuse(format!(
+                        "name the value that holds, or the chosen alternative's fact id as target (alternatives: {:?}); {here}",
+                        &contenders[1..]
+                    )));
+                }
+                Ok(())
+            }
+            Op::Noop => {
+                let contenders: Vec<FactId> = std::iter::once(head).chain(pending).collect();
+                named(&contenders)?;
+                let supported = d.target.unwrap_or(head);
+                match value {
+                    Some(v) if Some(v) != self.value_of(supported) => Err(refuse(format!(
+                        "the value supported is {v:?}, but fact {supported} holds {:?}",
+                        self.value_of(supported).unwrap_or_default()
+                    ))),
+                    _ => Ok(()),
+                }
+            }
+        }
+    }
+
+    /// Applies a typed operation that [`Ledger::precondition`] accepted.
+    pub(super) fn apply_typed(
+        &mut self,
+        draft: Draft,
+        u: Seq,
+        t: WallTime,
+        changes: &mut Vec<Change>,
+    ) -> Outcome {
+        // Infallible: the precondition found a key with a current value.
+        let head = draft
+            .key
+            .as_ref()
+            .and_then(|k| self.active_by_key.get(k).copied())
+            .expect("checked: a typed operation's cell has a head");
+        match draft.op {
+            Op::Contest => self.contest(draft, head, changes),
+            Op::Reject if draft.value.is_some() => {
+                let sig = Signature::of(&draft.text, &draft.normalized);
+                let fact = self.displace(draft, sig, head, Status::Contradicted, u, t, changes);
+                Outcome::Rejected {
+                    fact,
+                    previous: head,
+                    reinstated: None,
+                }
+            }
+            Op::Reject => {
+                let (fact, reinstated) =
+                    self.retract(draft, head, Status::Contradicted, u, t, changes);
+                Outcome::Rejected {
+                    fact,
+                    previous: head,
+                    reinstated,
+                }
+            }
+            Op::Revoke => {
+                let (fact, reinstated) = self.retract(draft, head, Status::Revoked, u, t, changes);
+                Outcome::Revoked {
+                    fact,
+                    previous: head,
+                    reinstated,
+                }
+            }
+            Op::Resolve => self.resolve(draft, head, u, t, changes),
+            Op::Noop | Op::Accept => {
+                let fact = draft.target.unwrap_or(head);
+                let previous = self.fact(fact).state.last_observed;
+                self.support(fact, &draft, changes, previous);
+                Outcome::Supported { fact }
+            }
+        }
+    }
+
+    fn contest(&mut self, draft: Draft, head: FactId, changes: &mut Vec<Change>) -> Outcome {
+        let value = draft.value.as_deref();
+        let restated = std::iter::once(head)
+            .chain(self.pending_alternatives(head))
+            .find(|v| self.value_of(*v) == value);
+        if let Some(fact) = restated {
+            self.reobserve(fact, &draft, changes);
+            return Outcome::Reobserved { fact };
+        }
+        let alt = self.new_fact(draft, Vec::new(), Status::Alternative);
+        self.fact_mut(alt).state.edges_mut().alternative_of = Some(head);
+        let incumbent = &mut self.fact_mut(head).state;
+        incumbent.edges_mut().alternatives.push(alt);
+        incumbent.status = Status::Contested;
+        changes.push(Change::Recorded(alt));
+        Outcome::Contested {
+            fact: alt,
+            incumbent: head,
+        }
+    }
+
+    /// Retracts the head with `status` behind a tombstone (the draft) and
+    /// reinstates its predecessor; returns the tombstone and what reopened.
+    fn retract(
+        &mut self,
+        draft: Draft,
+        head: FactId,
+        status: Status,
+        u: Seq,
+        t: WallTime,
+        changes: &mut Vec<Change>,
+    ) -> (FactId, Option<FactId>) {
+        let reinstated = self.rollback_target(head);
+        self.close_alternatives(head, Status::Superseded);
+        self.deactivate(head, status, u, t, changes);
+        let tombstone = self.new_fact(draft, Vec::new(), Status::Tombstone);
+        self.fact_mut(tombstone).state.edges_mut().revokes = Some(head);
+        self.fact_mut(head).state.edges_mut().revoked_by = Some(tombstone);
+        changes.push(Change::Recorded(tombstone));
+        if let Some(p) = reinstated {
+            self.reactivate(p, u, t, changes);
+        }
+        (tombstone, reinstated)
+    }
+
+    fn resolve(
+        &mut self,
+        draft: Draft,
+        head: FactId,
+        u: Seq,
+        t: WallTime,
+        changes: &mut Vec<Change>,
+    ) -> Outcome {
+        let pending = self.pending_alternatives(head);
+        let chosen = draft.target.or_else(|| {
+            std::iter::once(head)
+                .chain(pending.iter().copied())
+                .find(|v| self.value_of(*v) == draft.value.as_deref())
+        });
+        let mut contradicted: Vec<FactId> = Vec::new();
+        for &a in &pending {
+            if Some(a) != chosen {
+                self.fact_mut(a).state.status = Status::Contradicted;
+                contradicted.push(a);
+            }
+        }
+        match chosen {
+            Some(fact) if fact == head => {
+                self.fact_mut(head).state.status = Status::Active;
+                let previous = self.fact(head).state.last_observed;
+                self.support(head, &draft, changes, previous);
+                Outcome::Resolved { fact, contradicted }
+            }
+            Some(fact) => {
+                let below = self.insertion_point(head, None);
+                self.deactivate(head, Status::Contradicted, u, t, changes);
+                contradicted.insert(0, head);
+                self.fact_mut(head)
+                    .state
+                    .edges_mut()
+                    .alternatives
+                    .retain(|a| *a != fact);
+                self.fact_mut(fact).state.edges_mut().alternative_of = None;
+                self.link_above(fact, below);
+                self.reactivate(fact, u, t, changes);
+                let previous = self.fact(fact).state.last_observed;
+                self.support(fact, &draft, changes, previous);
+                Outcome::Resolved { fact, contradicted }
+            }
+            None => {
+                let sig = Signature::of(&draft.text, &draft.normalized);
+                let fact = self.displace(draft, sig, head, Status::Contradicted, u, t, changes);
+                contradicted.insert(0, head);
+                Outcome::Resolved { fact, contradicted }
+            }
+        }
+    }
+
+    /// What a retraction of `head` reinstates: the newest older version of
+    /// the chain that was not retracted, unless the walk meets a
+    /// `rollback_stop` first.
+    pub(super) fn rollback_target(&self, head: FactId) -> Option<FactId> {
+        let mut at = head;
+        loop {
+            let state = &self.fact(at).state;
+            if state.rollback_stop {
+                return None;
+            }
+            let older = state.supersedes?;
+            if !self.fact(older).state.status.is_retracted() {
+                return Some(older);
+            }
+            at = older;
+        }
+    }
+
+    /// The newest version at or below `top` that was not retracted.
+    pub(super) fn newest_unretracted(&self, top: FactId) -> Option<FactId> {
+        let mut at = Some(top);
+        while let Some(v) = at {
+            let state = &self.fact(v).state;
+            if !state.status.is_retracted() {
+                return Some(v);
+            }
+            at = state.supersedes;
+        }
+        None
+    }
+
+    /// Reopens a retained version as its key's head.
+    fn reactivate(&mut self, id: FactId, u: Seq, t: WallTime, changes: &mut Vec<Change>) {
+        let body = self.fact(id).body.clone();
+        let state = &mut self.fact_mut(id).state;
+        state.status = Status::Active;
+        state.intervals.push(open_at(u, t));
+        self.index_active(id, Signature::of(&body.text, &text::normalize(&body.text)));
+        changes.push(Change::Activated(id));
+    }
+
+    /// The alternatives of `head` still pending, in arrival order.
+    pub(super) fn pending_alternatives(&self, head: FactId) -> Vec<FactId> {
+        self.fact(head)
+            .state
+            .edges()
+            .alternatives
+            .iter()
+            .copied()
+            .filter(|a| {
+                self.get(*a)
+                    .is_some_and(|f| f.state.status == Status::Alternative)
+            })
+            .collect()
+    }
+
+    /// Closes the pending alternatives of `head` with `status`.
+    pub(super) fn close_alternatives(&mut self, head: FactId, status: Status) {
+        for a in self.pending_alternatives(head) {
+            self.fact_mut(a).state.status = status;
+        }
+    }
+}

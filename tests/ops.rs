@@ -1,0 +1,440 @@
+//! P-Mem's typed operations through the public `Memory` API: each rule of
+//! Table 2, rollback along the chain, refusals that change nothing, batch
+//! atomicity, erasure inside a chain with alternatives and tombstones, and
+//! as-of views of each status.
+
+use pfm::config::{Config, MergeMode};
+use pfm::fact::{Op, Status};
+use pfm::{AsOf, Error, FactId, Forget, Key, Memory, Observation, Outcome, Request};
+
+mod common;
+
+use common::day;
+
+fn store() -> Memory {
+    Memory::new(Config {
+        merge: MergeMode::Inline,
+        ..Config::default()
+    })
+    .unwrap()
+}
+
+fn budget() -> Key {
+    Key::new("Halcyon", "budget_cap").unwrap()
+}
+
+/// A structured statement of the budget cap (P-Mem's patch shape).
+fn patch(op: Op, value: Option<&str>, d: i64) -> Observation {
+    let text = match value {
+        Some(v) => format!("The Halcyon budget cap is {v}."),
+        None => "That last budget update was wrong.".to_owned(),
+    };
+    let mut o = Observation::new(text, day(d)).with_key(budget(), value);
+    o.op = op;
+    o
+}
+
+fn head(m: &Memory) -> Option<String> {
+    m.ledger()
+        .active_for_key(&budget())
+        .and_then(|f| f.body.value.as_deref().map(str::to_owned))
+}
+
+fn status(m: &Memory, id: FactId) -> Status {
+    m.fact(id).unwrap().state.status
+}
+
+fn rows(m: &Memory) -> Vec<String> {
+    m.ledger()
+        .facts()
+        .map(|f| serde_json::to_string(f).unwrap())
+        .collect()
+}
+
+#[test]
+fn revoke_reinstates_the_displaced_value_behind_a_tombstone() {
+    let mut m = store();
+    let v1 = m.observe(patch(Op::Accept, Some("$30k"), 1)).unwrap();
+    let v2 = m.observe(patch(Op::Accept, Some("$50k"), 2)).unwrap();
+    assert_eq!(head(&m).as_deref(), Some("$50k"));
+    let r = m.observe(patch(Op::Revoke, None, 3)).unwrap();
+    let Outcome::Revoked {
+        fact: tombstone,
+        previous,
+        reinstated,
+    } = r.outcome
+    else {
+        panic!("{r:?}")
+    };
+    assert_eq!(previous, v2.outcome.fact());
+    assert_eq!(reinstated, Some(v1.outcome.fact()));
+    assert_eq!(head(&m).as_deref(), Some("$30k"));
+    assert_eq!(status(&m, previous), Status::Revoked);
+    assert_eq!(status(&m, tombstone), Status::Tombstone);
+    let t = m.fact(tombstone).unwrap();
+    assert_eq!(t.state.edges().revokes, Some(previous));
+    assert_eq!(
+        m.fact(previous).unwrap().state.edges().revoked_by,
+        Some(tombstone)
+    );
+    // The reinstated value has a second, open activity interval.
+    let old = m.fact(v1.outcome.fact()).unwrap();
+    assert_eq!(old.state.intervals.len(), 2);
+    assert!(old.state.intervals[1].to.is_none());
+    // The block serves the reinstated value only.
+    let block = m
+        .retrieve(&Request::new("what is the Halcyon budget cap", day(4)))
+        .unwrap()
+        .text;
+    assert!(block.contains("$30k") && !block.contains("$50k"), "{block}");
+    m.ledger().verify().unwrap();
+}
+
+#[test]
+fn k_retractions_reinstate_the_value_from_before_the_k_latest_commits() {
+    let mut m = store();
+    for (i, v) in ["$10k", "$20k", "$30k", "$40k"].iter().enumerate() {
+        m.observe(patch(Op::Accept, Some(v), i as i64)).unwrap();
+    }
+    m.observe(patch(Op::Revoke, None, 10)).unwrap();
+    assert_eq!(head(&m).as_deref(), Some("$30k"));
+    m.observe(patch(Op::Reject, None, 11)).unwrap();
+    assert_eq!(head(&m).as_deref(), Some("$20k"));
+    // A new value, then its retraction: the walk skips both retracted
+    // versions above $20k.
+    m.observe(patch(Op::Accept, Some("$25k"), 12)).unwrap();
+    m.observe(patch(Op::Revoke, None, 13)).unwrap();
+    assert_eq!(head(&m).as_deref(), Some("$20k"));
+    m.observe(patch(Op::Revoke, None, 14)).unwrap();
+    m.observe(patch(Op::Revoke, None, 15)).unwrap();
+    assert_eq!(head(&m), None, "every version retracted: the cell is empty");
+    m.ledger().verify().unwrap();
+}
+
+#[test]
+fn reject_with_a_value_contradicts_the_head() {
+    let mut m = store();
+    let v1 = m.observe(patch(Op::Accept, Some("$30k"), 1)).unwrap();
+    let r = m.observe(patch(Op::Reject, Some("$35k"), 2)).unwrap();
+    assert_eq!(r.outcome.name(), "rejected");
+    assert_eq!(r.outcome.previous(), Some(v1.outcome.fact()));
+    assert_eq!(r.outcome.reinstated(), None);
+    assert_eq!(head(&m).as_deref(), Some("$35k"));
+    assert_eq!(status(&m, v1.outcome.fact()), Status::Contradicted);
+    // The contradicted value is never reinstated: retracting $35k empties
+    // the cell.
+    m.observe(patch(Op::Revoke, None, 3)).unwrap();
+    assert_eq!(head(&m), None);
+    m.ledger().verify().unwrap();
+}
+
+#[test]
+fn contest_holds_the_conflict_and_resolve_settles_it_once() {
+    let mut m = store();
+    let room = Key::new("Alex Rivera", "room").unwrap();
+    let say = |v: &str, op: Op, d: i64| {
+        let mut o = Observation::new(format!("The sync with Alex Rivera is in {v}."), day(d))
+            .with_key(room.clone(), Some(v));
+        o.op = op;
+        o
+    };
+    let inc = m
+        .observe(say("Room 4B", Op::Accept, 1))
+        .unwrap()
+        .outcome
+        .fact();
+    let c = m.observe(say("Room 2A", Op::Contest, 2)).unwrap();
+    let Outcome::Contested {
+        fact: alt,
+        incumbent,
+    } = c.outcome
+    else {
+        panic!("{c:?}")
+    };
+    assert_eq!(incumbent, inc);
+    assert_eq!(status(&m, inc), Status::Contested);
+    assert_eq!(status(&m, alt), Status::Alternative);
+    assert_eq!(m.fact(alt).unwrap().state.edges().alternative_of, Some(inc));
+    // The incumbent stays the one current value; a second contest with the
+    // alternative's value is support for it, not a third contender.
+    assert_eq!(m.ledger().active_for_key(&room).unwrap().id(), inc);
+    let again = m.observe(say("Room 2A", Op::Contest, 3)).unwrap();
+    assert_eq!(again.outcome, Outcome::Reobserved { fact: alt });
+    assert_eq!(m.fact(alt).unwrap().state.support, 2);
+    m.ledger().verify().unwrap();
+
+    let r = m.observe(say("Room 2A", Op::Resolve, 4)).unwrap();
+    assert_eq!(
+        r.outcome,
+        Outcome::Resolved {
+            fact: alt,
+            contradicted: vec![inc]
+        }
+    );
+    assert_eq!(m.ledger().active_for_key(&room).unwrap().id(), alt);
+    assert_eq!(status(&m, inc), Status::Contradicted);
+    assert_eq!(status(&m, alt), Status::Active);
+    // Settled once: a second resolve does not apply.
+    let before = rows(&m);
+    let e = m.observe(say("Room 4B", Op::Resolve, 5)).unwrap_err();
+    assert!(
+        matches!(e, Error::OpNotApplicable { .. }) && e.to_string().contains("not contested"),
+        "{e}"
+    );
+    assert_eq!(rows(&m), before);
+    m.ledger().verify().unwrap();
+}
+
+#[test]
+fn resolve_by_target_and_to_the_incumbent() {
+    let mut m = store();
+    let inc = m
+        .observe(patch(Op::Accept, Some("$30k"), 1))
+        .unwrap()
+        .outcome
+        .fact();
+    let a = m
+        .observe(patch(Op::Contest, Some("$40k"), 2))
+        .unwrap()
+        .outcome
+        .fact();
+    let b = m
+        .observe(patch(Op::Contest, Some("$45k"), 3))
+        .unwrap()
+        .outcome
+        .fact();
+    let mut o = patch(Op::Resolve, None, 4);
+    o.target = Some(inc);
+    let r = m.observe(o).unwrap();
+    assert_eq!(
+        r.outcome,
+        Outcome::Resolved {
+            fact: inc,
+            contradicted: vec![a, b]
+        }
+    );
+    assert_eq!(status(&m, inc), Status::Active);
+    assert_eq!(head(&m).as_deref(), Some("$30k"));
+    m.ledger().verify().unwrap();
+}
+
+#[test]
+fn an_accept_on_a_contested_cell_makes_its_alternatives_moot() {
+    let mut m = store();
+    m.observe(patch(Op::Accept, Some("$30k"), 1)).unwrap();
+    let a = m
+        .observe(patch(Op::Contest, Some("$40k"), 2))
+        .unwrap()
+        .outcome
+        .fact();
+    m.observe(patch(Op::Accept, Some("$60k"), 3)).unwrap();
+    assert_eq!(status(&m, a), Status::Superseded);
+    assert_eq!(head(&m).as_deref(), Some("$60k"));
+    m.ledger().verify().unwrap();
+}
+
+#[test]
+fn noop_adds_support_and_changes_nothing_else() {
+    let mut m = store();
+    let v = m
+        .observe(patch(Op::Accept, Some("$30k"), 1))
+        .unwrap()
+        .outcome
+        .fact();
+    let mut o = patch(Op::Noop, None, 5);
+    o.source = Some("msg-17".into());
+    let r = m.observe(o).unwrap();
+    assert_eq!(r.outcome, Outcome::Supported { fact: v });
+    let f = m.fact(v).unwrap();
+    assert_eq!(f.state.support, 2);
+    assert_eq!(&*f.state.edges().supported_by, &["msg-17".into()]);
+    assert_eq!(f.state.last_observed, day(1), "a noop is not a restatement");
+    assert_eq!(m.ledger().len(), 1);
+}
+
+#[test]
+fn operations_that_cannot_apply_are_refused_and_change_nothing() {
+    let mut m = store();
+    let room = Key::new("Alex Rivera", "room").unwrap();
+    let refused = |m: &mut Memory, o: Observation, says: &str| {
+        let before = rows(m);
+        let seq = m.ledger().seq();
+        let e = m.observe(o).unwrap_err();
+        assert!(e.to_string().contains(says), "{e}");
+        assert_eq!(rows(m), before);
+        assert_eq!(m.ledger().seq(), seq);
+    };
+    refused(
+        &mut m,
+        patch(Op::Contest, Some("$1"), 1),
+        "the cell is empty",
+    );
+    refused(&mut m, patch(Op::Revoke, None, 1), "the cell is empty");
+    let v = m
+        .observe(patch(Op::Accept, Some("$30k"), 1))
+        .unwrap()
+        .outcome
+        .fact();
+    refused(&mut m, patch(Op::Resolve, Some("$30k"), 2), "not contested");
+    refused(
+        &mut m,
+        patch(Op::Revoke, Some("$99k"), 2),
+        "the value to revoke",
+    );
+    refused(&mut m, patch(Op::Reject, Some("$30k"), 2), "with itself");
+    let other = m
+        .observe(
+            Observation::new("The sync with Alex Rivera is in room 4B.", day(2))
+                .with_key(room.clone(), None),
+        )
+        .unwrap()
+        .outcome
+        .fact();
+    let mut o = patch(Op::Revoke, None, 3);
+    o.target = Some(other);
+    refused(&mut m, o, "is a version of key alex rivera/room");
+    // A typed operation without a key, or naming an unknown fact.
+    let e = m
+        .observe(Observation::new("scratch that", day(3)).with_op(Op::Revoke, None))
+        .unwrap_err();
+    assert!(matches!(e, Error::OpNeedsKey(Op::Revoke)), "{e}");
+    let e = m
+        .observe(Observation::new("scratch that", day(3)).with_op(Op::Revoke, Some(FactId(99))))
+        .unwrap_err();
+    assert!(matches!(e, Error::UnknownFact(FactId(99))), "{e}");
+    // A target gives the key.
+    let r = m
+        .observe(Observation::new("scratch that", day(3)).with_op(Op::Revoke, Some(v)))
+        .unwrap();
+    assert_eq!(r.outcome.previous(), Some(v));
+    assert_eq!(r.key, Some(budget()));
+}
+
+#[test]
+fn a_batch_applies_every_operation_or_none() {
+    let mut m = store();
+    m.observe(patch(Op::Accept, Some("$30k"), 1)).unwrap();
+    // Operations on one key build on each other within a batch.
+    let r = m
+        .observe_batch(vec![
+            patch(Op::Accept, Some("$50k"), 2),
+            patch(Op::Revoke, None, 2),
+            patch(Op::Contest, Some("$35k"), 2),
+        ])
+        .unwrap();
+    assert_eq!(r[1].outcome.reinstated(), Some(FactId(0)));
+    assert_eq!(r[2].outcome.name(), "contested");
+    assert!(r.iter().all(|x| x.seq == r[0].seq), "one commit");
+    // One refusal refuses the batch: the accept before it is not applied.
+    let before = rows(&m);
+    let e = m
+        .observe_batch(vec![
+            patch(Op::Accept, Some("$70k"), 3),
+            patch(Op::Noop, Some("$30k"), 3),
+        ])
+        .unwrap_err();
+    assert!(matches!(e, Error::OpNotApplicable { .. }), "{e}");
+    assert_eq!(rows(&m), before);
+    m.ledger().verify().unwrap();
+}
+
+#[test]
+fn erasure_inside_a_chain_never_reinstates_an_erased_or_displaced_value() {
+    let mut m = store();
+    let said = |v: &str, by: &str, d: i64| {
+        Observation::new(format!("The Halcyon budget cap is {v}."), day(d))
+            .with_participants([by])
+            .with_key(budget(), Some(v))
+    };
+    m.observe(said("$10k", "Ann Lee", 1)).unwrap();
+    m.observe(said("$20k", "Bo Chan", 2)).unwrap();
+    m.observe(said("$30k", "Ann Lee", 3)).unwrap();
+    let mut contest = said("$35k", "Bo Chan", 4);
+    contest.op = Op::Contest;
+    m.observe(contest).unwrap();
+    // Bo's versions go: the $20k in the middle of the chain and the
+    // alternative; the head is no longer contested.
+    m.forget(&Forget::Entity("Bo Chan".into()), day(5)).unwrap();
+    m.ledger().verify().unwrap();
+    assert_eq!(head(&m).as_deref(), Some("$30k"));
+    assert_eq!(
+        m.ledger().active_for_key(&budget()).unwrap().state.status,
+        Status::Active
+    );
+    // Retracting $30k would reinstate $20k, which is erased; the walk does
+    // not cross the cut to $10k (which $20k had displaced) either.
+    m.observe(patch(Op::Revoke, None, 6)).unwrap();
+    assert_eq!(head(&m), None);
+    m.ledger().verify().unwrap();
+
+    // Erasing a retracted version's tombstone, or a retracted version with
+    // its tombstone, keeps the chain whole.
+    let mut m = store();
+    m.observe(said("$10k", "Ann Lee", 1)).unwrap();
+    m.observe(said("$20k", "Bo Chan", 2)).unwrap();
+    let mut revoke = patch(Op::Revoke, None, 3);
+    revoke.participants = vec!["Bo Chan".into()];
+    m.observe(revoke).unwrap();
+    assert_eq!(head(&m).as_deref(), Some("$10k"));
+    m.forget(&Forget::Entity("Bo Chan".into()), day(4)).unwrap();
+    assert_eq!(m.ledger().len(), 1);
+    m.ledger().verify().unwrap();
+    m.observe(said("$40k", "Ann Lee", 5)).unwrap();
+    m.observe(patch(Op::Revoke, None, 6)).unwrap();
+    assert_eq!(
+        head(&m).as_deref(),
+        Some("$10k"),
+        "no erased value in between"
+    );
+}
+
+#[test]
+fn as_of_views_show_each_status_as_it_was() {
+    let mut m = store();
+    let v1 = m.observe(patch(Op::Accept, Some("$30k"), 1)).unwrap();
+    let v2 = m.observe(patch(Op::Accept, Some("$50k"), 2)).unwrap();
+    let r = m.observe(patch(Op::Revoke, None, 3)).unwrap();
+    let ids = |at: AsOf| -> Vec<FactId> { m.as_of(at).iter().map(|f| f.id()).collect() };
+    assert_eq!(ids(AsOf::Seq(v1.seq)), [v1.outcome.fact()]);
+    assert_eq!(ids(AsOf::Seq(v2.seq)), [v2.outcome.fact()]);
+    assert_eq!(ids(AsOf::Seq(r.seq)), [v1.outcome.fact()]);
+    let version = m.version();
+    let as_of = |at: AsOf| -> Vec<FactId> {
+        version
+            .timeline
+            .active_at(at, &version.graph)
+            .iter()
+            .map(|d| d.body.id)
+            .collect()
+    };
+    assert_eq!(as_of(AsOf::Seq(v2.seq)), [v2.outcome.fact()]);
+    assert_eq!(as_of(AsOf::Time(day(3))), [v1.outcome.fact()]);
+    let block = m
+        .retrieve_as_of(
+            &Request::new("Halcyon budget cap", day(4)),
+            AsOf::Seq(v2.seq),
+        )
+        .unwrap()
+        .text;
+    assert!(block.contains("$50k") && !block.contains("$30k"), "{block}");
+}
+
+#[test]
+fn a_restored_store_holds_the_same_operations() {
+    let mut m = store();
+    m.observe(patch(Op::Accept, Some("$30k"), 1)).unwrap();
+    m.observe(patch(Op::Accept, Some("$50k"), 2)).unwrap();
+    m.observe(patch(Op::Revoke, None, 3)).unwrap();
+    m.observe(patch(Op::Contest, Some("$35k"), 4)).unwrap();
+    let l = m.ledger();
+    let restored = Memory::restore(
+        Config::default(),
+        l.facts().cloned().collect(),
+        l.next_id(),
+        l.seq(),
+        l.committed_at(),
+    )
+    .unwrap();
+    assert_eq!(rows(&restored), rows(&m));
+    assert_eq!(head(&restored).as_deref(), Some("$30k"));
+}
