@@ -90,16 +90,36 @@ pub fn format_line(body: &FactBody) -> String {
 
 /// Greedy selection in score order under `k` facts and `budget` characters.
 pub fn select(shortlist: &[Scored], k: usize, budget: usize) -> Block {
+    select_annotated(shortlist, k, budget, |_| None)
+}
+
+/// [`select`] with a note appended to a line (a disclosure, see
+/// [`crate::disclose`]) when the line still fits with it; the note never
+/// decides whether the fact is selected.
+pub fn select_annotated(
+    shortlist: &[Scored],
+    k: usize,
+    budget: usize,
+    note: impl Fn(&Scored) -> Option<String>,
+) -> Block {
     let mut block = Block::default();
     let mut used = HEADER.chars().count();
     for s in shortlist {
         if block.lines.len() >= k {
             break;
         }
-        let line = format_line(&s.body);
-        let cost = 1 + line.chars().count();
+        let mut line = format_line(&s.body);
+        let mut cost = 1 + line.chars().count();
         if used + cost > budget {
             break;
+        }
+        if let Some(n) = note(s) {
+            let extra = 1 + n.chars().count();
+            if used + cost + extra <= budget {
+                line.push(' ');
+                line.push_str(&n);
+                cost += extra;
+            }
         }
         used += cost;
         block.lines.push(BlockLine {

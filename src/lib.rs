@@ -48,6 +48,7 @@
 
 pub mod block;
 pub mod config;
+pub mod disclose;
 pub mod error;
 pub mod extract;
 pub mod fact;

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::block::{Block, MIN_BUDGET};
+use crate::disclose::Disclose;
 use crate::error::{Error, Result, check_no_control};
 use crate::index::{Corpus, IndexVersion, Segment, SegmentView};
 use crate::ledger::AsOf;
@@ -41,6 +42,10 @@ pub struct Request {
     /// Identity and abstention rules applied to the shortlist.
     #[serde(default)]
     pub rules: Rules,
+    /// Provenance to show beside each value (`["support", "alternatives",
+    /// "history"]`); none by default, so the block is the paper's format.
+    #[serde(default, skip_serializing_if = "Disclose::is_none")]
+    pub disclose: Disclose,
 }
 
 fn default_k() -> usize {
@@ -65,6 +70,7 @@ impl Request {
             shortlist: default_shortlist(),
             ranker: Ranker::pfm(),
             rules: Rules::NONE,
+            disclose: Disclose::NONE,
         }
     }
 
@@ -92,6 +98,12 @@ impl Request {
     /// Sets the ranker.
     pub fn with_ranker(mut self, ranker: Ranker) -> Self {
         self.ranker = ranker;
+        self
+    }
+
+    /// Sets the disclosure modes.
+    pub fn with_disclose(mut self, disclose: Disclose) -> Self {
+        self.disclose = disclose;
         self
     }
 
@@ -171,6 +183,7 @@ pub fn retrieve_cancellable(
         list,
         request.k,
         request.budget,
+        request.disclose,
     ))
 }
 

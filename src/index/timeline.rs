@@ -22,7 +22,7 @@ use super::segment::DocInput;
 use crate::error::Result;
 use crate::fact::{Fact, FactId};
 use crate::graph::Graph;
-use crate::ledger::{AsOf, history_in, names_of};
+use crate::ledger::{AsOf, history_in, names_of, related_in};
 
 /// The retained facts of one version.
 ///
@@ -85,6 +85,12 @@ impl Timeline {
     /// [`Ledger::history`]: crate::ledger::Ledger::history
     pub fn history(&self, id: FactId) -> Result<Vec<&Fact>> {
         history_in(|id| self.get(id), id)
+    }
+
+    /// The alternatives and tombstones hanging off a history's versions
+    /// (see [`related_in`]).
+    pub fn related(&self, history: &[&Fact]) -> Vec<&Fact> {
+        related_in(|id| self.get(id), history)
     }
 
     /// The facts active at `at`, in id order (the ledger's order), as index

@@ -50,7 +50,7 @@ use rustc_hash::FxHashMap;
 
 pub use admission::{Signature, is_value_token, text_hash};
 pub use retire::Forget;
-pub use views::{AsOf, history_in};
+pub use views::{AsOf, history_in, related_in};
 
 use crate::config::{AdmissionParams, ChainOrder, Config, ScoreParams};
 use crate::error::Result;

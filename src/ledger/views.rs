@@ -35,12 +35,17 @@ impl AsOf {
 
 /// A fact's version history, newest first, over any view of retained facts
 /// (`get`): the newest version reachable along `superseded_by`, then back
-/// along `supersedes`.
+/// along `supersedes`. For an alternative or a tombstone, the history of the
+/// chain it hangs off.
 pub fn history_in<'a>(
     get: impl Fn(FactId) -> Option<&'a Fact>,
     id: FactId,
 ) -> Result<Vec<&'a Fact>> {
     let mut head = get(id).ok_or(Error::UnknownFact(id))?;
+    let edges = head.state.edges();
+    if let Some(anchor) = edges.alternative_of.or(edges.revokes).and_then(&get) {
+        head = anchor;
+    }
     while let Some(newer) = head.state.superseded_by.and_then(&get) {
         head = newer;
     }
@@ -49,6 +54,24 @@ pub fn history_in<'a>(
         chain.push(older);
     }
     Ok(chain)
+}
+
+/// What hangs off a history's versions: their alternatives (pending or
+/// settled) and the tombstones of their retractions, oldest first.
+pub fn related_in<'a>(
+    get: impl Fn(FactId) -> Option<&'a Fact>,
+    history: &[&Fact],
+) -> Vec<&'a Fact> {
+    let mut related: Vec<&Fact> = history
+        .iter()
+        .flat_map(|v| {
+            let e = v.state.edges();
+            e.alternatives.iter().copied().chain(e.revoked_by)
+        })
+        .filter_map(get)
+        .collect();
+    related.sort_by_key(|f| f.id());
+    related
 }
 
 impl Ledger {

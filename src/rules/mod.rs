@@ -22,6 +22,7 @@ pub mod gate;
 pub mod identity;
 pub mod slot;
 
+use crate::disclose::Disclose;
 use serde::{Deserialize, Serialize};
 
 pub use identity::Resolution;
@@ -121,6 +122,7 @@ pub fn select(
     mut list: Vec<Scored>,
     k: usize,
     budget: usize,
+    disclose: Disclose,
 ) -> Block {
     let resolution = if rules.needs_resolution() {
         Resolution::of(version, query.context, query.participants, query.at)
@@ -145,7 +147,9 @@ pub fn select(
     {
         return Block::abstained();
     }
-    let block = block::select(&list, k, budget);
+    let block = block::select_annotated(&list, k, budget, |s| {
+        disclose.note(&version.timeline, s.fact)
+    });
     // Selection takes a prefix of the list (it stops at the first line that
     // does not fit), so the selected facts are its first `lines.len()`.
     if let Abstain::Slot(tau) = rules.abstain

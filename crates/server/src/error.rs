@@ -99,6 +99,7 @@ impl From<Error> for ApiError {
         let (status, code) = match e {
             Error::UnknownFact(_) => (StatusCode::NOT_FOUND, "unknown_fact"),
             Error::UnknownContext(_) => (StatusCode::NOT_FOUND, "unknown_context"),
+            Error::OpNotApplicable { .. } => (StatusCode::CONFLICT, "op_not_applicable"),
             Error::ShutDown(_) | Error::Cancelled => {
                 (StatusCode::SERVICE_UNAVAILABLE, "unavailable")
             }

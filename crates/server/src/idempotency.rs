@@ -58,6 +58,13 @@ pub struct Acked {
     pub previous: Option<u64>,
     /// For `history`: the newer version it was placed under.
     pub newer: Option<u64>,
+    /// For a retraction (`revoked`, `rejected` without a value): the
+    /// predecessor it reinstated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reinstated: Option<u64>,
+    /// For `resolved`: the versions it contradicted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub contradicted: Vec<u64>,
     /// The key it was filed under; not stored (invariant 4).
     #[serde(skip)]
     pub key: Option<String>,
@@ -71,6 +78,8 @@ impl From<Receipt> for Acked {
             fact: r.outcome.fact().0,
             previous: r.outcome.previous().map(|f| f.0),
             newer: r.outcome.newer().map(|f| f.0),
+            reinstated: r.outcome.reinstated().map(|f| f.0),
+            contradicted: r.outcome.contradicted().iter().map(|f| f.0).collect(),
             key: r.key.as_ref().map(Key::to_string),
         }
     }
@@ -200,6 +209,8 @@ mod tests {
             fact,
             previous: None,
             newer: None,
+            reinstated: None,
+            contradicted: Vec::new(),
             key: Some("alex/room".into()),
         }
     }

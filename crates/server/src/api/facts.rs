@@ -23,10 +23,17 @@ pub struct FactOut {
     /// support, usage, supersedes, superseded_by).
     #[schema(value_type = Object)]
     pub fact: Fact,
-    /// Every retained version of its key, newest first (the fact alone if
-    /// it is keyless).
+    /// Every version of its key's chain, newest first (the fact alone if
+    /// it is keyless), each with its status: `active`, `contested`,
+    /// `superseded`, `contradicted`, `revoked`, `pruned`.
     #[schema(value_type = Vec<Object>)]
     pub history: Vec<Fact>,
+    /// What hangs off those versions, oldest first: alternatives (status
+    /// `alternative` while pending, `edges.alternative_of` naming the value
+    /// contested) and tombstones (status `tombstone`, `edges.revokes` naming
+    /// the value retracted).
+    #[schema(value_type = Vec<Object>)]
+    pub related: Vec<Fact>,
 }
 
 /// A fact with its history.
@@ -42,9 +49,16 @@ pub async fn fact(
     let version = tenant.runtime.version();
     let id = FactId(id);
     let fact = version.timeline.get(id).ok_or(Error::UnknownFact(id))?;
+    let history = version.timeline.history(id)?;
     let out = FactOut {
         fact: fact.clone(),
-        history: version.timeline.history(id)?.into_iter().cloned().collect(),
+        related: version
+            .timeline
+            .related(&history)
+            .into_iter()
+            .cloned()
+            .collect(),
+        history: history.into_iter().cloned().collect(),
     };
     Ok(axum::Json(out))
 }

@@ -14,6 +14,7 @@ use crate::error::{ApiError, ApiJson, ErrorBody};
 use crate::idempotency::{Acked, check_id};
 use crate::writer::WriteOp;
 use crate::{AppState, Limits};
+use pfm::fact::{FactId, Op};
 use pfm::limits::check_names;
 use pfm::memory::Observation;
 
@@ -43,6 +44,27 @@ pub struct ObservationIn {
     /// Provenance, e.g. a message id.
     #[serde(default)]
     pub source: Option<String>,
+    /// How the observation relates to its key's current value (P-Mem's
+    /// typed operations): `accept` (the default: the value becomes
+    /// current, the old one superseded), `contest` (the current value
+    /// stays, flagged contested; this value is kept as an alternative),
+    /// `reject` (with a value: it replaces the current one, which is
+    /// marked contradicted; without: the current one is contradicted and
+    /// the value before it reinstated), `revoke` (the current value is
+    /// retracted and the one before it reinstated; `value`, if given, must
+    /// be the value revoked), `resolve` (a contested key is settled to
+    /// `value` or to the alternative `target`), `noop` (support for the
+    /// current value, nothing else changes). Any operation but `accept`
+    /// needs a key: `key`, `target`, or a key the extractor finds in the
+    /// text. One that cannot apply is a 409 `op_not_applicable`.
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub op: Option<Op>,
+    /// The fact the operation names (an alternative to resolve to, the
+    /// current value to revoke, the fact a noop supports); gives the key
+    /// when `key` is absent.
+    #[serde(default)]
+    pub target: Option<u64>,
 }
 
 impl ObservationIn {
@@ -62,6 +84,7 @@ impl ObservationIn {
             ));
         }
         o.source = self.source;
+        o = o.with_op(self.op.unwrap_or_default(), self.target.map(FactId));
         o.validate()?;
         Ok(o)
     }
@@ -82,14 +105,28 @@ pub struct ObserveBatch {
 pub struct ReceiptOut {
     /// The commit that applied it.
     pub seq: u64,
-    /// `created`, `superseded`, `reobserved`, `absorbed`, `duplicate` or
-    /// `history` (event-time ordering placed it behind a newer value).
+    /// `created`, `superseded`, `reobserved`, `absorbed`, `duplicate`,
+    /// `history` (event-time ordering placed it behind a newer value), or
+    /// for a typed operation `contested`, `rejected`, `revoked`,
+    /// `resolved`, `supported`.
     pub outcome: String,
-    /// The fact it created, restated, was absorbed into or duplicated.
+    /// The fact it created, restated, was absorbed into or duplicated; for
+    /// `contested` the new alternative, for `revoked` (and `rejected`
+    /// without a value) the tombstone that records the retraction, for
+    /// `resolved` the value that now holds, for `supported` the fact
+    /// supported.
     pub fact: u64,
-    /// For `superseded`: the value it displaced, now history.
+    /// For `superseded` the value it displaced, for `rejected` / `revoked`
+    /// the value retracted, for `contested` the value contested.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub previous: Option<u64>,
+    /// For `revoked` (and `rejected` without a value): the earlier value
+    /// reinstated as current; absent when the key is left empty.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reinstated: Option<u64>,
+    /// For `resolved`: the versions the resolution contradicted.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub contradicted: Vec<u64>,
     /// For `history`: the newer version it was placed under.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub newer: Option<u64>,
@@ -105,6 +142,8 @@ impl From<Acked> for ReceiptOut {
             outcome: a.outcome,
             fact: a.fact,
             previous: a.previous,
+            reinstated: a.reinstated,
+            contradicted: a.contradicted,
             newer: a.newer,
             key: a.key,
         }
@@ -123,7 +162,7 @@ pub struct ObserveOut {
 
 /// Remembers observations; answers once they are durable.
 #[utoipa::path(post, path = "/v1/observe", request_body(content = ObservationIn, description = "one observation, or {\"observations\": [...]} (see ObserveBatch); either may carry a top-level \"request_id\": 1 to 128 visible ASCII characters, an idempotency key (a retry with a known id returns the original receipts with replayed: true and writes nothing)"),
-    responses((status = 200, body = ObserveOut), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 413, body = ErrorBody), (status = 422, body = ErrorBody), (status = 429, body = ErrorBody)),
+    responses((status = 200, body = ObserveOut), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody), (status = 413, body = ErrorBody), (status = 422, body = ErrorBody), (status = 429, body = ErrorBody)),
     security(("bearer" = [])))]
 pub async fn observe(
     State(state): State<AppState>,

@@ -1,6 +1,7 @@
 //! `POST /v1/retrieve`: a memory block, from a snapshot or a fresh
 //! retrieval, or an as-of view.
 
+use pfm::disclose::Disclose;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -85,6 +86,13 @@ pub struct RetrieveIn {
     #[serde(default)]
     #[schema(value_type = Object)]
     pub rules: Option<Value>,
+    /// Provenance to show beside each value: any of `support` (how many
+    /// observations support it), `alternatives` (a contested value's
+    /// rivals), `history` (the value it displaced and until when). Appended
+    /// to a line only when the line still fits the budget. Default: none.
+    #[serde(default)]
+    #[schema(value_type = Option<Vec<String>>)]
+    pub disclose: Option<Disclose>,
 }
 
 impl RetrieveIn {
@@ -121,6 +129,9 @@ impl RetrieveIn {
             let rules: Rules = serde_json::from_value(rules.clone())
                 .map_err(|e| ApiError::bad_request("invalid_body", format!("rules: {e}")))?;
             request = request.with_rules(rules);
+        }
+        if let Some(d) = self.disclose {
+            request = request.with_disclose(d);
         }
         request.validate()?;
         Ok(request)
