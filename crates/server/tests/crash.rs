@@ -8,16 +8,21 @@
 //! page cache and would hide a missing fsync).
 //!
 //! The scenario commits batches, erases one fact (a rewrite and a rename)
-//! and commits more; it is crashed at every sync point it passes, and after
-//! each crash the ledger must open, hold every acknowledged write whole (a
-//! batch is all or nothing), and hold no byte of an acknowledged erasure.
+//! and commits more; each batch also carries a typed operation on one key
+//! (accept, accept, revoke, contest, resolve). It is crashed at every sync
+//! point it passes, and after each crash the ledger must open, hold every
+//! acknowledged write whole (a batch is all or nothing), hold no byte of an
+//! acknowledged erasure, and be exactly the state after the last
+//! acknowledged step or after the step the crash cut (every fact's body,
+//! status, intervals and edges: the operations are stored, not re-derived).
 
 use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use pfm::{Config, Forget, Memory, Observation, WallTime};
+use pfm::fact::Op;
+use pfm::{Config, Forget, Key, Memory, Observation, WallTime};
 use pfm_server::disk::Disk;
 use pfm_server::durable::{Batch, DurableLedger, FILE};
 use redb::{Builder, Database, DatabaseError, StorageBackend};
@@ -237,6 +242,20 @@ struct Acknowledged {
     erasing: bool,
     /// Whether the erasure of the secret was acknowledged.
     erased: bool,
+    /// The whole store (see [`state`]) after the last acknowledged step.
+    state: String,
+    /// The whole store after the step whose sync failed (it may have landed).
+    cut: Option<String>,
+}
+
+/// Every retained fact as stored (body and state), and the commit counter.
+fn state(memory: &Memory) -> String {
+    let rows: Vec<String> = memory
+        .ledger()
+        .facts()
+        .map(|f| serde_json::to_string(f).unwrap())
+        .collect();
+    format!("seq {}: {}", memory.ledger().seq(), rows.join("\n"))
 }
 
 fn batch(n: usize) -> Vec<Observation> {
@@ -246,43 +265,67 @@ fn batch(n: usize) -> Vec<Observation> {
     } else {
         format!("Alex Rivera's note number {n} is ready.")
     };
+    let (op, value) = [
+        (Op::Accept, Some("$30k")),
+        (Op::Accept, Some("$50k")),
+        (Op::Revoke, None),
+        (Op::Contest, Some("$40k")),
+        (Op::Resolve, Some("$40k")),
+    ][n];
+    let key = Key::new("Halcyon", "budget_cap").unwrap();
     vec![
         Observation::new(text, at).with_participants(["Alex Rivera"]),
         Observation::new(format!("Batch {n} has a second line for Sam."), at)
             .with_participants(["Sam Ode"]),
+        Observation::new(format!("Batch {n}: the Halcyon budget cap, {op}."), at)
+            .with_key(key, value)
+            .with_op(op, None),
     ]
 }
 
+/// The texts a batch stores as facts (a typed operation may store none:
+/// a resolve to an alternative only supports it; the state check covers it).
 fn texts(observations: &[Observation]) -> Vec<String> {
-    observations.iter().map(|o| o.text.clone()).collect()
+    observations
+        .iter()
+        .filter(|o| o.key.is_none())
+        .map(|o| o.text.clone())
+        .collect()
 }
 
 /// Commits batches 0–2, erases the secret (batch 1's first fact), commits
 /// batches 3–4; stops at the first failure (the power cut).
 fn scenario(disk: &LossyDisk, dir: &Path) -> Acknowledged {
-    let mut acked = Acknowledged::default();
+    let mut acked = Acknowledged {
+        state: state(&Memory::new(config()).unwrap()),
+        ..Acknowledged::default()
+    };
     let Ok((mut store, mut memory)) = DurableLedger::open_on(Arc::new(disk.clone()), dir, config())
     else {
         return acked;
     };
-    let mut commit = |store: &mut DurableLedger, memory: &mut Memory, n: usize| {
-        let observations = batch(n);
-        let sent = texts(&observations);
-        memory.observe_batch(observations).unwrap();
-        let journal = memory.take_journal();
-        match store.write(&Batch::of(memory, &journal)) {
-            Ok(()) => {
-                acked.batches.push(sent);
-                true
+    acked.state = state(&memory);
+    let commit =
+        |store: &mut DurableLedger, memory: &mut Memory, acked: &mut Acknowledged, n: usize| {
+            let observations = batch(n);
+            let sent = texts(&observations);
+            memory.observe_batch(observations).unwrap();
+            let journal = memory.take_journal();
+            match store.write(&Batch::of(memory, &journal)) {
+                Ok(()) => {
+                    acked.batches.push(sent);
+                    acked.state = state(memory);
+                    true
+                }
+                Err(_) => {
+                    acked.unacknowledged.push(sent);
+                    acked.cut = Some(state(memory));
+                    false
+                }
             }
-            Err(_) => {
-                acked.unacknowledged.push(sent);
-                false
-            }
-        }
-    };
+        };
     for n in 0..3 {
-        if !commit(&mut store, &mut memory, n) {
+        if !commit(&mut store, &mut memory, &mut acked, n) {
             return acked;
         }
     }
@@ -301,11 +344,13 @@ fn scenario(disk: &LossyDisk, dir: &Path) -> Acknowledged {
     memory.take_journal();
     acked.erasing = true;
     if store.rewrite(&Batch::full(&memory)).is_err() {
+        acked.cut = Some(state(&memory));
         return acked;
     }
     acked.erased = true;
+    acked.state = state(&memory);
     for n in 3..5 {
-        if !commit(&mut store, &mut memory, n) {
+        if !commit(&mut store, &mut memory, &mut acked, n) {
             return acked;
         }
     }
@@ -320,6 +365,12 @@ fn config() -> Config {
 fn check(disk: &LossyDisk, dir: &Path, acked: &Acknowledged, at: usize) {
     let (_, memory) = DurableLedger::open_on(Arc::new(disk.clone()), dir, config())
         .unwrap_or_else(|e| panic!("crash at sync point {at}: the ledger does not open: {e}"));
+    let now = state(&memory);
+    assert!(
+        now == acked.state || acked.cut.as_ref() == Some(&now),
+        "crash at sync point {at}: the reopened store is neither the acknowledged state nor the cut step's:\n{now}\nacknowledged:\n{}",
+        acked.state
+    );
     let stored: Vec<&str> = memory.ledger().facts().map(|f| &*f.body.text).collect();
     for sent in &acked.batches {
         for text in sent {
@@ -370,5 +421,9 @@ fn every_acknowledged_write_survives_a_power_cut_at_every_sync_point() {
         check(&disk.after_crash(), &dir, &acked, at);
     }
     assert!(clean.exists(&dir.join(FILE)));
+    let (_, memory) = DurableLedger::open_on(Arc::new(clean.clone()), &dir, config()).unwrap();
+    let key = Key::new("Halcyon", "budget_cap").unwrap();
+    let head = memory.ledger().active_for_key(&key).unwrap();
+    assert_eq!(head.body.value.as_deref(), Some("$40k"), "resolved to $40k");
     eprintln!("crashed at each of {points} sync points and after the last");
 }
