@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::block::Block;
 use crate::config::Config;
 use crate::error::{Error, Result, check_name, check_no_control};
-use crate::extract::{EntityKind, Extractor, Gazetteer, GazetteerWriter, slots};
+use crate::extract::{EntityKind, Extractor, Gazetteer, GazetteerWriter, cues, slots};
 use crate::fact::{Fact, FactBody, FactId, Key, Op, Seq, name_key};
 use crate::graph::{GraphWriter, NodeId, contribution};
 use crate::index::{CorpusWriter, DocInput, IndexVersion, Timeline};
@@ -389,6 +389,7 @@ impl Memory {
                 .map(|v| normalized[v.start..v.end].to_owned())
                 .unwrap_or_else(|| normalized.clone())
         };
+        let plain = o.op == Op::Accept && o.key.is_none() && o.target.is_none();
         let (key, value) = match (o.key.or(targeted), extraction.keyed) {
             (Some(key), _) => {
                 let value = match given {
@@ -404,6 +405,18 @@ impl Memory {
             }
             (None, Some(kv)) => (Some(kv.key), Some(kv.value)),
             (None, None) => (None, None),
+        };
+        // A plain statement's cues may make it a typed operation (the
+        // ledger applies it only where it fits: see `ledger::ops`).
+        let cued = if plain {
+            cues::find_op(&normalized)
+        } else {
+            None
+        };
+        let (op, key, value) = match (cued, key, extraction.cell) {
+            (Some(Op::Revoke), None, Some(cell)) => (Op::Revoke, Some(cell), None),
+            (Some(op), Some(k), _) => (op, Some(k), value),
+            (_, key, _) => (o.op, key, value),
         };
         let (key, value) = if self.config.use_keys {
             (key, value)
@@ -427,8 +440,9 @@ impl Memory {
             value,
             stated_at: o.at,
             source: o.source,
-            op: o.op,
+            op,
             target: o.target,
+            inferred: cued.is_some(),
         })
     }
 

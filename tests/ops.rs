@@ -438,3 +438,129 @@ fn a_restored_store_holds_the_same_operations() {
     assert_eq!(rows(&restored), rows(&m));
     assert_eq!(head(&restored).as_deref(), Some("$30k"));
 }
+
+/// A store that knows Halcyon (a project) and Alex Rivera (a person), so
+/// the rule extractor keys sentences about them.
+fn text_store() -> Memory {
+    let mut m = store();
+    m.register_entity("Halcyon", pfm::EntityKind::Project)
+        .unwrap();
+    m.register_entity("Alex Rivera", pfm::EntityKind::Person)
+        .unwrap();
+    m
+}
+
+fn said(text: &str, by: &str, d: i64) -> Observation {
+    Observation::new(text, day(d)).with_participants([by])
+}
+
+#[test]
+fn retraction_cues_in_plain_text_reinstate_the_value_before() {
+    let mut m = text_store();
+    m.observe(said("The Halcyon budget cap is $30k.", "Ann Lee", 1))
+        .unwrap();
+    m.observe(said(
+        "Update: the Halcyon budget cap is now $50k.",
+        "Ann Lee",
+        2,
+    ))
+    .unwrap();
+    let r = m
+        .observe(said(
+            "The $50k Halcyon budget cap update was a mistake.",
+            "Ann Lee",
+            3,
+        ))
+        .unwrap();
+    assert_eq!(r.outcome.name(), "revoked", "{r:?}");
+    assert_eq!(head(&m).as_deref(), Some("$30k"));
+    // Naming no value: the cell the sentence names.
+    m.observe(said("The Halcyon budget cap is $45k.", "Ann Lee", 4))
+        .unwrap();
+    let r = m
+        .observe(said(
+            "Ignore the last update about the Halcyon budget cap.",
+            "Ann Lee",
+            5,
+        ))
+        .unwrap();
+    assert_eq!(r.outcome.name(), "revoked", "{r:?}");
+    assert_eq!(head(&m).as_deref(), Some("$30k"));
+    // A retraction of a value the cell does not hold is a keyless fact,
+    // never the value it retracts.
+    let r = m
+        .observe(said(
+            "The $99k Halcyon budget cap figure was wrong.",
+            "Ann Lee",
+            6,
+        ))
+        .unwrap();
+    assert_eq!(r.outcome.name(), "created");
+    assert_eq!(r.key, None);
+    assert_eq!(head(&m).as_deref(), Some("$30k"));
+    m.ledger().verify().unwrap();
+}
+
+#[test]
+fn hearsay_contests_and_a_settling_report_resolves() {
+    let mut m = text_store();
+    let room = Key::new("Alex Rivera", "room").unwrap();
+    let value = |m: &Memory| {
+        m.ledger()
+            .active_for_key(&room)
+            .and_then(|f| f.body.value.clone())
+            .map(String::from)
+    };
+    m.observe(said(
+        "The sync with Alex Rivera is in room 4B.",
+        "Ann Lee",
+        1,
+    ))
+    .unwrap();
+    let r = m
+        .observe(said(
+            "I heard the sync with Alex Rivera is in room 2A.",
+            "Bo Chan",
+            2,
+        ))
+        .unwrap();
+    assert_eq!(r.outcome.name(), "contested", "{r:?}");
+    assert_eq!(value(&m).as_deref(), Some("room 4b"));
+    let r = m
+        .observe(said(
+            "Confirmed: the sync with Alex Rivera is in room 2A.",
+            "Ann Lee",
+            3,
+        ))
+        .unwrap();
+    assert_eq!(r.outcome.name(), "resolved", "{r:?}");
+    assert_eq!(value(&m).as_deref(), Some("room 2a"));
+    // On a cell that is not contested, the same report is a plain update;
+    // hearsay from the head's own source is a plain update too.
+    let r = m
+        .observe(said(
+            "Confirmed: the sync with Alex Rivera is in room 7C.",
+            "Ann Lee",
+            4,
+        ))
+        .unwrap();
+    assert_eq!(r.outcome.name(), "superseded", "{r:?}");
+    let r = m
+        .observe(said(
+            "Apparently the sync with Alex Rivera is in room 9D.",
+            "Ann Lee",
+            5,
+        ))
+        .unwrap();
+    assert_eq!(r.outcome.name(), "superseded", "{r:?}");
+    // Hearsay about an empty cell states it.
+    let r = m
+        .observe(said(
+            "I heard the Halcyon budget cap is $40k.",
+            "Bo Chan",
+            6,
+        ))
+        .unwrap();
+    assert_eq!(r.outcome.name(), "created", "{r:?}");
+    m.ledger().verify().unwrap();
+}

@@ -7,6 +7,7 @@
 //! store's [`Gazetteer`]. Callers with structured data pass a key directly and
 //! skip this module.
 
+pub mod cues;
 pub mod gazetteer;
 pub mod slots;
 
@@ -40,6 +41,11 @@ pub struct Extraction {
     pub entities: Vec<Arc<str>>,
     /// The slot statement, if the sentence makes one.
     pub keyed: Option<KeyedValue>,
+    /// Without a slot statement: the one slot the sentence names with its
+    /// owner but no value ("ignore the update about the Halcyon budget
+    /// cap"), which a retraction cue may apply to. A noun that several
+    /// slots share names the one that holds a value, or none if both do.
+    pub cell: Option<Key>,
 }
 
 /// The rule extractor.
@@ -104,6 +110,7 @@ impl Extractor {
             return Extraction {
                 entities,
                 keyed: None,
+                cell: None,
             };
         }
 
@@ -138,24 +145,13 @@ impl Extractor {
                 best = Some((dist, slot_idx, noun, pos, value));
             }
         }
-        let Some((_, mut slot_idx, noun, pos, value)) = best else {
-            return Extraction {
-                entities,
-                keyed: None,
-            };
+        let owner_of = |slot_idx: usize, pos: usize| {
+            mentions
+                .iter()
+                .filter(|m| m.kind.can_own(SLOTS[slot_idx].subject))
+                .min_by_key(|m| (m.start.abs_diff(pos), m.start))
         };
-
-        let owner = mentions
-            .iter()
-            .filter(|m| m.kind.can_own(SLOTS[slot_idx].subject))
-            .min_by_key(|m| (m.start.abs_diff(pos), m.start));
-        let Some(owner) = owner else {
-            return Extraction {
-                entities,
-                keyed: None,
-            };
-        };
-        let make_key = |slot_idx: usize| {
+        let key_of = |owner: &Mention, slot_idx: usize, noun: &str| {
             let key = Key {
                 entity: owner.entity.clone(),
                 slot: SLOTS[slot_idx].name.into(),
@@ -169,6 +165,30 @@ impl Extractor {
                 },
             }
         };
+        let Some((_, mut slot_idx, noun, pos, value)) = best else {
+            let mut cells: Vec<Key> = nouns
+                .iter()
+                .filter_map(|&(s, noun, pos)| owner_of(s, pos).map(|o| key_of(o, s, noun)))
+                .collect();
+            cells.sort();
+            cells.dedup();
+            if cells.len() > 1 {
+                cells.retain(|k| is_active(k));
+            }
+            return Extraction {
+                entities,
+                keyed: None,
+                cell: (cells.len() == 1).then(|| cells.remove(0)),
+            };
+        };
+        let Some(owner) = owner_of(slot_idx, pos) else {
+            return Extraction {
+                entities,
+                keyed: None,
+                cell: None,
+            };
+        };
+        let make_key = |slot_idx: usize| key_of(owner, slot_idx, noun);
         if value == CANCELLED {
             // A cancelled meeting names only its noun, which the time and room
             // slots share: cancel the one that currently holds a value.
@@ -188,6 +208,7 @@ impl Extractor {
                 value,
                 slot: &SLOTS[slot_idx],
             }),
+            cell: None,
         }
     }
 }

@@ -84,6 +84,10 @@ pub struct Draft {
     /// The fact the operation names (an alternative to resolve to, the
     /// head to revoke), of the draft's key.
     pub target: Option<FactId>,
+    /// Whether `op` was inferred from the text's cues rather than stated by
+    /// the caller: an inferred operation that does not fit its cell falls
+    /// back instead of refusing the batch (see `ops`, "Inferred operations").
+    pub inferred: bool,
 }
 
 /// What a commit did with one draft.
@@ -497,6 +501,7 @@ impl Ledger {
             ..Commit::default()
         };
         for draft in drafts {
+            let draft = self.settle(draft);
             let outcome = self.apply(draft, u, t, &mut commit.changes);
             commit.outcomes.push(outcome);
         }

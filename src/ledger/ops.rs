@@ -29,6 +29,16 @@
 //! Every operation is checked against its cell before anything is written
 //! ([`Ledger::check`]); one that cannot apply is refused with
 //! [`Error::OpNotApplicable`] naming what the cell holds.
+//!
+//! # Inferred operations
+//! An operation the extractor inferred from cues (`Draft::inferred`) is
+//! never refused; where it does not fit, the draft becomes what it would
+//! have been without the cue, so a misread cue costs at most a plain
+//! statement: a retraction (revoke or reject) whose cell is empty, or that
+//! names a value the head does not hold, is stored as a keyless fact (never
+//! as the value it retracts); a settling report on a cell that is not
+//! contested, and hearsay on an empty cell or from the head's own
+//! participants, are plain accepts.
 
 use rustc_hash::FxHashMap;
 
@@ -53,7 +63,7 @@ impl Ledger {
                 *per_key.entry(k).or_default() += 1;
             }
         }
-        let typed = drafts.iter().filter(|d| d.op != Op::Accept);
+        let typed = drafts.iter().filter(|d| d.op != Op::Accept && !d.inferred);
         let shared = typed
             .clone()
             .any(|d| d.key.as_ref().is_some_and(|k| per_key[k] > 1));
@@ -64,12 +74,38 @@ impl Ledger {
         let (u, t) = (self.seq + 1, self.committed_at);
         let mut changes = Vec::new();
         for d in drafts {
+            let d = scratch.settle(d.clone());
             if d.op != Op::Accept {
-                scratch.precondition(d)?;
+                scratch.precondition(&d)?;
             }
-            scratch.apply(d.clone(), u, t, &mut changes);
+            scratch.apply(d, u, t, &mut changes);
         }
         Ok(())
+    }
+
+    /// An inferred operation as it applies to its cell now: unchanged if it
+    /// fits, else its fallback (see "Inferred operations").
+    pub(super) fn settle(&self, mut d: Draft) -> Draft {
+        if !d.inferred || d.op == Op::Accept {
+            return d;
+        }
+        let from_elsewhere = || {
+            let head = d.key.as_ref().and_then(|k| self.active_for_key(k));
+            head.is_some_and(|h| {
+                d.participants
+                    .iter()
+                    .any(|p| !h.body.participants.contains(p))
+            })
+        };
+        let fits = self.precondition(&d).is_ok() && (d.op != Op::Contest || from_elsewhere());
+        if !fits {
+            if matches!(d.op, Op::Revoke | Op::Reject) {
+                d.key = None;
+                d.value = None;
+            }
+            d.op = Op::Accept;
+        }
+        d
     }
 
     /// Whether one typed operation applies to its cell now.

@@ -1,0 +1,157 @@
+//! What's measured: the commit of one typed operation (P-Mem) against the
+//! commit of one plain keyed supersession, on the same 100,000-fact store,
+//! each an `observe` of one observation (extraction skipped: the key is
+//! given), ledger rules, index and graph changes, and the publication of a
+//! new version.
+//! - `typed_commit/supersede`: `accept` of a new value (the baseline).
+//! - `typed_commit/reject`: `reject` with a value (the head contradicted).
+//! - `typed_commit/revoke`: `revoke` of the head, which walks the chain and
+//!   reopens the predecessor; each timed revoke follows an untimed accept,
+//!   so every cell keeps its history.
+//! - `typed_commit/contest` and `typed_commit/resolve`: a contest against
+//!   the head, then (timed separately) its resolution to the alternative.
+//!
+//! Corpus: seed 7, wide vocabulary (`shared/specs/synthetic-corpus.md`),
+//! 100,000 keyless facts plus 1,000 keyed cells with two values each; the
+//! operations cycle over the cells. Notes: compare medians side by side in
+//! one run; the target (issue 18) is a typed operation within 2x of a
+//! supersession.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use pfm::fact::Op;
+use pfm::{Config, Key, Memory, Observation, WallTime};
+use pfm_synth::Vocabulary;
+
+const CELLS: usize = 1_000;
+
+fn key(i: usize) -> Key {
+    Key::new(&format!("Project {i}"), "budget_cap").expect("a valid key")
+}
+
+fn say(i: usize, op: Op, value: Option<&str>, n: u64) -> Observation {
+    let at = WallTime::parse("2026-06-01")
+        .expect("a date")
+        .plus_millis(n as i64);
+    let text = match value {
+        Some(v) => format!("The Project {i} budget cap is {v}."),
+        None => format!("Scratch the last Project {i} budget update ({n})."),
+    };
+    Observation::new(text, at)
+        .with_key(key(i), value)
+        .with_op(op, None)
+}
+
+fn build() -> Memory {
+    let (facts, _) = pfm_synth::generate(100_000, 7, Vocabulary::Wide, 0);
+    let mut memory = Memory::new(Config::default()).expect("default config is valid");
+    for chunk in facts.chunks(1000) {
+        memory
+            .observe_batch(chunk.iter().map(|f| f.observation()).collect())
+            .expect("corpus observations are valid");
+    }
+    for i in 0..CELLS {
+        for v in ["$10k", "$20k"] {
+            memory
+                .observe(say(i, Op::Accept, Some(v), 0))
+                .expect("valid");
+        }
+    }
+    memory.wait_for_merges();
+    memory
+}
+
+/// Times `measured` on cell `i`, after an untimed `prepare` on the same cell.
+fn timed(
+    memory: &mut Memory,
+    iters: u64,
+    next: &mut u64,
+    prepare: impl Fn(usize, u64) -> Option<Observation>,
+    measured: impl Fn(usize, u64) -> Observation,
+) -> Duration {
+    let mut total = Duration::ZERO;
+    for _ in 0..iters {
+        *next += 1;
+        let (i, n) = (*next as usize % CELLS, *next);
+        if let Some(o) = prepare(i, n) {
+            memory.observe(o).expect("the preparation applies");
+        }
+        let o = measured(i, n);
+        let started = Instant::now();
+        black_box(memory.observe(o).expect("the operation applies"));
+        total += started.elapsed();
+    }
+    total
+}
+
+fn typed_commits(c: &mut Criterion) {
+    let mut memory = build();
+    let mut next = 0u64;
+    let mut group = c.benchmark_group("typed_commit");
+    let value = |n: u64| format!("${n}");
+    group.bench_function("supersede", |b| {
+        b.iter_custom(|iters| {
+            timed(
+                &mut memory,
+                iters,
+                &mut next,
+                |_, _| None,
+                |i, n| say(i, Op::Accept, Some(&value(n)), n),
+            )
+        })
+    });
+    group.bench_function("reject", |b| {
+        b.iter_custom(|iters| {
+            timed(
+                &mut memory,
+                iters,
+                &mut next,
+                |_, _| None,
+                |i, n| say(i, Op::Reject, Some(&value(n)), n),
+            )
+        })
+    });
+    group.bench_function("revoke", |b| {
+        b.iter_custom(|iters| {
+            timed(
+                &mut memory,
+                iters,
+                &mut next,
+                |i, n| Some(say(i, Op::Accept, Some(&value(n)), n)),
+                |i, n| say(i, Op::Revoke, None, n),
+            )
+        })
+    });
+    group.bench_function("contest", |b| {
+        b.iter_custom(|iters| {
+            timed(
+                &mut memory,
+                iters,
+                &mut next,
+                |_, _| None,
+                |i, n| say(i, Op::Contest, Some(&value(n)), n),
+            )
+        })
+    });
+    group.bench_function("resolve", |b| {
+        b.iter_custom(|iters| {
+            timed(
+                &mut memory,
+                iters,
+                &mut next,
+                |i, n| Some(say(i, Op::Contest, Some(&value(n)), n)),
+                |i, n| say(i, Op::Resolve, Some(&value(n)), n),
+            )
+        })
+    });
+    group.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(30).measurement_time(Duration::from_secs(4));
+    targets = typed_commits
+}
+criterion_main!(benches);
