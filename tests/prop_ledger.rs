@@ -550,15 +550,14 @@ impl Cell {
     ) {
         use pfm::fact::Op as P;
         match (op, value) {
-            (P::Accept, Some(v)) => {
-                if self.head_value() != Some(v.as_str()) {
-                    self.push(fact, v, who, false);
-                }
+            (P::Accept, Some(v)) if self.head_value() != Some(v.as_str()) => {
+                self.push(fact, v, who, false);
             }
-            (P::Contest, Some(v)) => {
-                if self.head_value() != Some(v.as_str()) && self.pending.iter().all(|p| p.1 != v) {
-                    self.pending.push((fact, v, who));
-                }
+            (P::Contest, Some(v))
+                if self.head_value() != Some(v.as_str())
+                    && self.pending.iter().all(|p| p.1 != v) =>
+            {
+                self.pending.push((fact, v, who));
             }
             (P::Reject, Some(v)) => self.push(fact, v, who, true),
             (P::Revoke, _) | (P::Reject, None) => self.retract(),

@@ -78,8 +78,11 @@ pub static CUES: &[CueSpec] = &[
     },
 ];
 
-/// Each row's phrases as token sequences, gaps splitting the parts.
-static COMPILED: LazyLock<Vec<(Op, Vec<Vec<Vec<String>>>)>> = LazyLock::new(|| {
+/// A phrase as its parts (split at gaps), each a token sequence.
+type Phrase = Vec<Vec<String>>;
+
+/// Each row's phrases, compiled.
+static COMPILED: LazyLock<Vec<(Op, Vec<Phrase>)>> = LazyLock::new(|| {
     CUES.iter()
         .map(|c| {
             let phrases = c

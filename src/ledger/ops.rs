@@ -68,7 +68,7 @@ impl Ledger {
             .clone()
             .any(|d| d.key.as_ref().is_some_and(|k| per_key[k] > 1));
         if !shared {
-            return typed.map(|d| self.precondition(d)).collect();
+            return typed.clone().try_for_each(|d| self.precondition(d));
         }
         let mut scratch = self.clone();
         let (u, t) = (self.seq + 1, self.committed_at);

@@ -30,6 +30,9 @@ pub struct EvalArgs {
     /// (Tables 3, 13 and 22).
     #[arg(long)]
     no_studies: bool,
+    /// Skip the P-Mem probes (retraction, conflict, revision chains).
+    #[arg(long)]
+    no_probes: bool,
     /// Folder that receives a run folder (tables, summary.json,
     /// per-request JSONL logs).
     #[arg(long, default_value = "eval/results")]
@@ -54,6 +57,7 @@ impl EvalArgs {
             people: self.people,
             key_noise: !self.no_key_noise,
             studies: !self.no_studies,
+            probes: !self.no_probes,
             ..EvalOptions::default()
         };
         if self.accounting {

@@ -194,6 +194,7 @@ fn keyed_store_never_exposes_a_stale_value() {
         arms: vec!["pfm".into(), "pfm_keyless".into()],
         key_noise: false,
         studies: false,
+        probes: false,
         bootstrap_reps: 200,
         progress: false,
         ..EvalOptions::default()
@@ -238,4 +239,46 @@ fn slot_detector_agrees_with_the_generator() {
         }
     }
     assert_eq!(checked, [1_200, 180, 240]);
+}
+
+/// The P-Mem probes' structured path (P-Mem's patch interface) recovers
+/// every retracted value and records and settles every conflict; CRUD
+/// recovers nothing; the commit path stays clean at every chain depth.
+#[test]
+fn probes_structured_path_recovers_every_retraction_and_settles_every_conflict() {
+    use pfm_harness::eval::provenance::{self, Path};
+    let p = provenance::run().unwrap();
+    for r in &p.retraction {
+        match (r.arm, r.path) {
+            ("pfm", Some(Path::Structured)) => {
+                assert_eq!(r.recovered.k, r.recovered.n, "{r:?}")
+            }
+            ("crud", _) => assert_eq!(r.recovered.k, 0, "{r:?}"),
+            _ => {}
+        }
+    }
+    let structured = p
+        .conflict
+        .iter()
+        .find(|r| r.arm == "pfm" && r.path == Some(Path::Structured))
+        .unwrap();
+    let all = |s: Option<provenance::Share>| s.is_some_and(|s| s.k == s.n && s.n == provenance::N);
+    assert!(
+        all(structured.contest_recorded) && all(structured.resolve_landed),
+        "{structured:?}"
+    );
+    assert_eq!(structured.flagged.k, provenance::N);
+    assert_eq!(structured.post_correct.k, provenance::N);
+    for r in p.chains.iter().filter(|r| r.arm.starts_with("commit")) {
+        assert_eq!(r.clean.k, r.clean.n, "{r:?}");
+    }
+    let raw_deep = p
+        .chains
+        .iter()
+        .find(|r| r.arm == "raw" && r.depth == 16)
+        .unwrap();
+    assert!(
+        raw_deep.clean.k < raw_deep.clean.n,
+        "the archive holds stale values: {raw_deep:?}"
+    );
 }

@@ -8,6 +8,7 @@
 //! - [`noise`]: the key-noise grid of Table 16;
 //! - [`slices`]: the benchmark slices of Appendix N;
 //! - [`studies`]: identity, abstention, ablation and slices (Tables 3, 13, 22);
+//! - [`provenance`]: the P-Mem probes (retraction, conflict, revision chains);
 //! - `cells`: a rate with its interval and the `ours · paper` cell, which
 //!   `report` and `studies::tables` share;
 //! - [`report`]: summaries, `eval/RESULTS.md` (the paper's value beside
@@ -24,6 +25,7 @@ pub mod generator;
 pub mod judge;
 pub mod noise;
 pub mod paper;
+pub mod provenance;
 pub mod report;
 pub mod slices;
 pub mod stats;
@@ -73,6 +75,8 @@ pub struct EvalOptions {
     /// Run the identity, abstention, ablation and slice studies (Tables 3,
     /// 13, 22).
     pub studies: bool,
+    /// Run the P-Mem probes (retraction, conflict, revision chains).
+    pub probes: bool,
     /// Bootstrap replicates per interval.
     pub bootstrap_reps: usize,
     /// Show a progress bar on stderr.
@@ -88,6 +92,7 @@ impl Default for EvalOptions {
             people: generator::DEFAULT_PEOPLE,
             key_noise: true,
             studies: true,
+            probes: true,
             bootstrap_reps: BOOTSTRAP_REPS,
             progress: true,
         }
@@ -105,6 +110,7 @@ impl EvalOptions {
             && self.people == d.people
             && self.key_noise
             && self.studies
+            && self.probes
             && self.bootstrap_reps == d.bootstrap_reps
     }
 }
@@ -166,6 +172,8 @@ pub struct Evaluation {
     pub noise: Vec<NoiseRecord>,
     /// The studies' requests, by scenario (empty when not run).
     pub studies: studies::Judgements,
+    /// The P-Mem probes, when run.
+    pub probes: Option<provenance::Probes>,
     /// Wall time of the run.
     pub elapsed: Duration,
 }
@@ -348,6 +356,12 @@ pub fn run(options: &EvalOptions) -> Result<Evaluation> {
     } else {
         studies::Judgements::new()
     };
+    let probes = if options.probes {
+        bar.set_message("P-Mem probes: retraction, conflict, revision chains");
+        Some(provenance::run()?)
+    } else {
+        None
+    };
     bar.finish_and_clear();
     Ok(Evaluation {
         options: options.clone(),
@@ -355,6 +369,7 @@ pub fn run(options: &EvalOptions) -> Result<Evaluation> {
         records,
         noise,
         studies,
+        probes,
         elapsed: started.elapsed(),
     })
 }

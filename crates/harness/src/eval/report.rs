@@ -164,6 +164,8 @@ pub struct Summary {
     pub accounting: Vec<Accounting>,
     /// Tables 3, 13, 22 and the gate sweeps, when the studies ran.
     pub studies: Option<Studies>,
+    /// The P-Mem probes, when they ran.
+    pub probes: Option<super::provenance::Probes>,
     /// Bootstrap replicates behind each interval.
     pub bootstrap_reps: usize,
     /// Wall time of the run, seconds.
@@ -238,6 +240,7 @@ pub fn summarize(eval: &Evaluation) -> Summary {
         per_seed,
         accounting: eval.accounting.clone(),
         studies: (!eval.studies.is_empty()).then(|| tables::summarize(&eval.studies, reps)),
+        probes: eval.probes.clone(),
         bootstrap_reps: reps,
         elapsed_s: eval.elapsed.as_secs_f64(),
     }
@@ -442,6 +445,9 @@ pub fn markdown(summary: &Summary, meta: &RunMeta) -> String {
     deadline(w, summary);
     if let Some(studies) = &summary.studies {
         tables::markdown(w, studies);
+    }
+    if let Some(probes) = &summary.probes {
+        super::provenance::markdown(w, probes);
     }
     md
 }

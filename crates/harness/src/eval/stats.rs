@@ -14,7 +14,7 @@ use rand::{RngExt, SeedableRng};
 use serde::Serialize;
 
 /// The normal quantile for a two-sided 95% interval.
-const Z95: f64 = 1.959_963_984_540_054;
+pub const Z95: f64 = 1.959_963_984_540_054;
 
 /// Per-query values grouped by seed, then by chain, kept as per-chain sums.
 #[derive(Clone, Debug, Default)]
