@@ -9,11 +9,16 @@
 //! - (2025-06-11) The Halcyon budget cap is $30k. (was $50k until 2025-06-12; 3 observations)
 //! ```
 
+use std::fmt::Write as _;
+
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::fact::{Fact, FactId, Status};
 use crate::index::Timeline;
+
+/// Alternatives a contested line names (the rest are counted).
+pub const SHOWN_ALTERNATIVES: usize = 3;
 
 /// Which provenance a block line discloses.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -49,17 +54,21 @@ impl Disclose {
         let value = |f: &Fact| f.body.value.as_deref().unwrap_or(&f.body.text).to_owned();
         let mut parts: Vec<String> = Vec::new();
         if self.alternatives && fact.state.status == Status::Contested {
+            let pending: Vec<&Fact> = fact
+                .state
+                .edges()
+                .alternatives
+                .iter()
+                .filter_map(|a| timeline.get(*a))
+                .filter(|a| a.state.status == Status::Alternative)
+                .collect();
             let mut vs = vec![value(fact)];
-            vs.extend(
-                fact.state
-                    .edges()
-                    .alternatives
-                    .iter()
-                    .filter_map(|a| timeline.get(*a))
-                    .filter(|a| a.state.status == Status::Alternative)
-                    .map(value),
-            );
-            parts.push(format!("contested: {}", vs.join(" vs ")));
+            vs.extend(pending.iter().take(SHOWN_ALTERNATIVES).map(|a| value(a)));
+            let mut part = format!("contested: {}", vs.join(" vs "));
+            if pending.len() > SHOWN_ALTERNATIVES {
+                let _ = write!(part, " (+{} more)", pending.len() - SHOWN_ALTERNATIVES);
+            }
+            parts.push(part);
         }
         if self.history
             && let Some(older) = fact.state.supersedes.and_then(|o| timeline.get(o))

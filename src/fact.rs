@@ -229,6 +229,11 @@ impl Status {
 /// million times stays a bounded row.
 pub const MAX_SUPPORTED_BY: usize = 16;
 
+/// Most alternatives one head collects, pending and settled: a contest
+/// beyond is refused (settle the key first, or state a new value), so every
+/// operation on a cell reads a bounded list.
+pub const MAX_ALTERNATIVES: usize = 16;
+
 /// A fact's provenance edges beyond its chain (P-Mem Section 3.2), each
 /// with its reverse so either end is found without a scan.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -334,9 +339,17 @@ pub struct FactState {
     /// never brings back a value that an erased one had displaced.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub rollback_stop: bool,
-    /// Alternatives, tombstones and supporting sources; `None` for most facts.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Alternatives, tombstones and supporting sources; `None` for most facts
+    /// (and not written when empty).
+    #[serde(default, skip_serializing_if = "Edges::absent")]
     pub edges: Option<Box<Edges>>,
+}
+
+impl Edges {
+    /// Whether a fact's edges hold nothing (serde's `skip_serializing_if`).
+    pub fn absent(edges: &Option<Box<Edges>>) -> bool {
+        edges.as_deref().is_none_or(|e| *e == NO_EDGES)
+    }
 }
 
 static NO_EDGES: Edges = Edges {

@@ -564,3 +564,65 @@ fn hearsay_contests_and_a_settling_report_resolves() {
     assert_eq!(r.outcome.name(), "created", "{r:?}");
     m.ledger().verify().unwrap();
 }
+
+#[test]
+fn a_head_collects_a_bounded_number_of_alternatives() {
+    let mut m = store();
+    m.observe(patch(Op::Accept, Some("$1"), 1)).unwrap();
+    for i in 0..pfm::fact::MAX_ALTERNATIVES {
+        let r = m
+            .observe(patch(Op::Contest, Some(&format!("${}", 100 + i)), 2))
+            .unwrap();
+        assert_eq!(r.outcome.name(), "contested");
+    }
+    let e = m.observe(patch(Op::Contest, Some("$999"), 3)).unwrap_err();
+    assert!(e.to_string().contains("alternatives, the most"), "{e}");
+    // Restating one is still support, and a new value still settles it.
+    let r = m.observe(patch(Op::Contest, Some("$100"), 3)).unwrap();
+    assert_eq!(r.outcome.name(), "reobserved");
+    m.observe(patch(Op::Accept, Some("$2"), 4)).unwrap();
+    m.ledger().verify().unwrap();
+}
+
+#[test]
+fn disclosure_appends_alternatives_history_and_support_when_they_fit() {
+    use pfm::disclose::Disclose;
+    let mut m = store();
+    m.observe(patch(Op::Accept, Some("$30k"), 1)).unwrap();
+    m.observe(patch(Op::Accept, Some("$50k"), 9)).unwrap();
+    m.observe(Observation::new("Yes, still $50k.", day(10)).with_key(budget(), Some("$50k")))
+        .unwrap();
+    for v in ["$40k", "$41k", "$42k", "$43k"] {
+        m.observe(patch(Op::Contest, Some(v), 11)).unwrap();
+    }
+    let ask = |d: Disclose, budget: usize| {
+        m.retrieve(
+            &Request::new("the Halcyon budget cap", day(12))
+                .with_disclose(d)
+                .with_budget(budget),
+        )
+        .unwrap()
+        .text
+    };
+    let all = Disclose {
+        support: true,
+        alternatives: true,
+        history: true,
+    };
+    let block = ask(all, 800);
+    assert!(
+        block.ends_with(
+            "(contested: $50k vs $40k vs $41k vs $42k (+1 more); was $30k until 2025-06-09; 2 observations)"
+        ),
+        "{block}"
+    );
+    assert!(!ask(Disclose::NONE, 800).contains("(contested"));
+    // A note that does not fit is left off; the value is still served.
+    let plain = ask(Disclose::NONE, 800);
+    assert_eq!(ask(all, plain.chars().count() + 5), plain);
+    // JSON: a list of mode names; an unknown one is an error that lists them.
+    let d: Disclose = serde_json::from_str(r#"["history", "support"]"#).unwrap();
+    assert!(d.history && d.support && !d.alternatives);
+    let e = serde_json::from_str::<Disclose>(r#"["everything"]"#).unwrap_err();
+    assert!(e.to_string().contains("alternatives"), "{e}");
+}

@@ -39,6 +39,9 @@ enum Op {
     /// A typed operation on a key, maybe with a value, maybe naming the
     /// n-th version of the key as its target.
     Typed(Typed),
+    /// Several keyed statements and typed operations in one batch: all
+    /// apply, or (one does not fit) none, and the ledger is as before.
+    TypedBatch(Vec<(Typed, Option<u8>)>),
 }
 
 /// One typed operation (see [`typed`]).
@@ -136,6 +139,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (0..ENTITIES.len() + PARTICIPANTS.len()).prop_map(|name| Op::ForgetName { name }),
         1 => (0usize..50).prop_map(|nth| Op::ForgetFact { nth }),
         4 => typed().prop_map(Op::Typed),
+        2 => prop::collection::vec((typed(), prop::option::of(0u8..4)), 1..4).prop_map(Op::TypedBatch),
     ]
 }
 
@@ -324,6 +328,27 @@ fn apply(m: &mut Memory, op: Op) -> Result<(), TestCaseError> {
         Op::Typed(t) => {
             apply_typed(m, &t)?;
         }
+        Op::TypedBatch(batch) => {
+            // An entry with an accept value is a plain keyed statement of
+            // the same key, before its operation.
+            let mut observations = Vec::new();
+            for (t, accept) in &batch {
+                if let Some(v) = accept {
+                    observations.push(observation((t.entity, t.slot, *v, t.day, t.participant)));
+                }
+                observations.push(typed_observation(m, t));
+            }
+            let before = rows(m);
+            let seq = m.ledger().seq();
+            match m.observe_batch(observations) {
+                Ok(receipts) => prop_assert!(receipts.iter().all(|r| r.seq == receipts[0].seq)),
+                Err(pfm::Error::OpNotApplicable { .. }) => {
+                    prop_assert_eq!(rows(m), before, "a refused batch changed the ledger");
+                    prop_assert_eq!(m.ledger().seq(), seq);
+                }
+                Err(e) => return Err(TestCaseError::fail(format!("{batch:?}: {e}"))),
+            }
+        }
         Op::ForgetFact { nth } => {
             if let Some(id) = nth_fact(m, nth) {
                 let key = m.fact(id).unwrap().body.key.clone();
@@ -475,6 +500,9 @@ struct Cell {
     head: Option<usize>,
     /// (fact, value, participant).
     pending: Vec<(FactId, String, usize)>,
+    /// Alternatives ever attached to each version (at most
+    /// `MAX_ALTERNATIVES` per head), less those erased.
+    attached: HashMap<FactId, usize>,
 }
 
 impl Cell {
@@ -525,7 +553,14 @@ impl Cell {
         contenders.extend(&pending);
         match op {
             P::Accept => true,
-            P::Contest => one_of(&[head]),
+            P::Contest => {
+                let restates = value_of(head) == value
+                    || self.pending.iter().any(|p| Some(p.1.as_str()) == value);
+                one_of(&[head])
+                    && (restates
+                        || self.attached.get(&head).copied().unwrap_or(0)
+                            < pfm::fact::MAX_ALTERNATIVES)
+            }
             P::Reject => one_of(&[head]) && (value.is_none() || value != value_of(head)),
             P::Revoke => one_of(&[head]) && (value.is_none() || value == value_of(head)),
             P::Resolve => {
@@ -557,6 +592,10 @@ impl Cell {
                 if self.head_value() != Some(v.as_str())
                     && self.pending.iter().all(|p| p.1 != v) =>
             {
+                *self
+                    .attached
+                    .entry(self.chain[self.head.unwrap()].0)
+                    .or_default() += 1;
                 self.pending.push((fact, v, who));
             }
             (P::Reject, Some(v)) => self.push(fact, v, who, true),
@@ -578,6 +617,7 @@ impl Cell {
                     Some(c) if c == self.chain[h].0 => self.pending.clear(),
                     Some(c) => {
                         let (f, v, w) = self.pending.iter().find(|p| p.0 == c).cloned().unwrap();
+                        *self.attached.get_mut(&self.chain[h].0).unwrap() -= 1;
                         self.push(f, v, w, true);
                     }
                     None => self.push(fact, value.unwrap(), who, true),
@@ -591,6 +631,12 @@ impl Cell {
     /// (rollback never crosses a cut of an unretracted version), their
     /// alternatives go with the head they contested.
     fn forget(&mut self, who: usize) {
+        if let Some(h) = self.head {
+            let gone = self.pending.iter().filter(|p| p.2 == who).count();
+            if let Some(n) = self.attached.get_mut(&self.chain[h].0) {
+                *n -= gone;
+            }
+        }
         self.pending.retain(|p| p.2 != who);
         let mut i = 0;
         while i < self.chain.len() {

@@ -17,6 +17,11 @@
 //!    history behind a `supersedes` edge. Under [`ChainOrder::EventTime`] a
 //!    draft stated before the active value instead enters the chain as
 //!    history at its stated-time position, and the active value stays.
+//!    A keyed draft may carry a typed operation (P-Mem: contest, reject,
+//!    revoke, resolve, noop); `ledger/ops.rs` gives their rules, rollback along the
+//!    chain included. Plain keyed drafts are `accept`. A new head always
+//!    goes above the versions a rollback walked past, so the chain stays
+//!    one linear list.
 //! 3. **Keyless.** The draft is *absorbed* into an active fact that shares an
 //!    entity when their content-token Jaccard is at least the threshold,
 //!    their value-bearing tokens (numbers, dates, capitalised names, quoted
@@ -28,9 +33,13 @@
 //! # Invariants
 //! 1. At most one current fact per key (Proposition 1).
 //! 2. A current fact's last interval is open; every other fact's intervals are closed.
-//! 3. Each key's versions form one chain through `supersedes` / `superseded_by`,
-//!    reachable from its newest version, ordered by commit (arrival ordering)
-//!    or by stated time (event-time ordering).
+//! 3. Each key's versions form one acyclic chain through `supersedes` /
+//!    `superseded_by`, reachable from its newest version, ordered by commit
+//!    (arrival ordering) or, among plain unretracted statements, by stated
+//!    time (event-time ordering); every version above the current one was
+//!    retracted. Alternatives and tombstones are off the chain, each linked
+//!    to a chain version of its key by an edge whose reverse names it; a
+//!    head is `contested` exactly when a pending alternative names it.
 //! 4. Every lookup map lists exactly the facts it describes (active facts for
 //!    `active_by_key`, `active_by_hash` and the absorption buckets; retained
 //!    facts for `versions_by_key` and `facts_by_name`).
@@ -316,7 +325,7 @@ pub struct Commit {
 }
 
 /// The ledger. Single writer: every `&mut self` method is a commit.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Ledger {
     ordering: ChainOrder,
     admission: AdmissionParams,
@@ -347,6 +356,22 @@ pub struct Ledger {
     /// they hand out or create; the two writes that bypass them (usage
     /// records, erasure's chain splice) record theirs by hand.
     touched: Vec<FactId>,
+    /// While a commit with caller-stated operations runs: what it must put
+    /// back if one of them does not apply (see [`Undo`]).
+    undo: Option<Undo>,
+}
+
+/// What a commit in progress has written, so a refused batch can be put
+/// back exactly: the facts before their first write, and how many facts
+/// there were. The lookup maps are derived from the facts, so they are
+/// restored by taking the written facts out of them and putting the old
+/// ones back in. Costs O(facts the batch writes), never O(store).
+#[derive(Debug)]
+struct Undo {
+    /// `facts.len()` when the commit began; later ids are the commit's.
+    len: usize,
+    /// Each existing fact the commit wrote, as it was before.
+    saved: FxHashMap<FactId, Arc<Fact>>,
 }
 
 impl Ledger {
@@ -366,6 +391,7 @@ impl Ledger {
             signatures: FxHashMap::default(),
             facts_by_name: FxHashMap::default(),
             touched: Vec::new(),
+            undo: None,
         }
     }
 
@@ -485,12 +511,12 @@ impl Ledger {
     /// Commits a batch of drafts atomically under one sequence number.
     ///
     /// Drafts are validated before they are built; what only the ledger can
-    /// judge — whether each typed operation applies to its cell as the
-    /// drafts before it leave it — is checked first ([`Ledger::check`]), so
-    /// a commit either applies every draft or, with
-    /// [`Error::OpNotApplicable`](crate::Error::OpNotApplicable), none.
+    /// judge — whether each operation the caller stated applies to its cell
+    /// as the drafts before it leave it — is checked as the batch runs, and
+    /// a batch with one that does not is put back whole: the commit then
+    /// fails with [`Error::OpNotApplicable`](crate::Error::OpNotApplicable)
+    /// and the ledger is exactly as before.
     pub fn commit(&mut self, drafts: Vec<Draft>) -> Result<Commit> {
-        self.check(&drafts)?;
         let u = self.seq + 1;
         let t = drafts
             .iter()
@@ -500,13 +526,62 @@ impl Ledger {
             seq: u,
             ..Commit::default()
         };
+        let stated = |d: &Draft| d.op != Op::Accept && !d.inferred;
+        if drafts.iter().any(stated) {
+            self.undo = Some(Undo {
+                len: self.facts.len(),
+                saved: FxHashMap::default(),
+            });
+        }
         for draft in drafts {
             let draft = self.settle(draft);
+            if stated(&draft)
+                && let Err(e) = self.precondition(&draft)
+            {
+                self.roll_back();
+                return Err(e);
+            }
             let outcome = self.apply(draft, u, t, &mut commit.changes);
             commit.outcomes.push(outcome);
         }
+        self.undo = None;
         self.finish(&mut commit, t);
         Ok(commit)
+    }
+
+    /// Puts back what the commit in progress wrote (see [`Undo`]).
+    fn roll_back(&mut self) {
+        let Some(undo) = self.undo.take() else {
+            return;
+        };
+        for i in undo.len..self.facts.len() {
+            let id = FactId(i as u64);
+            let body = self.fact(id).body.clone();
+            if self.fact(id).state.is_current() {
+                self.unindex_active(id);
+            }
+            if let Some(key) = &body.key {
+                remove_from(&mut self.versions_by_key, key, id);
+            }
+            for name in names_of(&body) {
+                remove_from(&mut self.facts_by_name, &name, id);
+            }
+        }
+        self.facts.truncate(undo.len);
+        for &id in undo.saved.keys() {
+            if self.fact(id).state.is_current() {
+                self.unindex_active(id);
+            }
+        }
+        for (id, before) in undo.saved {
+            let current = before.state.is_current();
+            let sig = Signature::of(&before.body.text, &text::normalize(&before.body.text));
+            self.facts[id.0 as usize] = Some(before);
+            if current {
+                self.index_active(id, sig);
+            }
+        }
+        self.touched.clear();
     }
 
     /// Advances the sequence if the commit changed anything.
@@ -605,6 +680,13 @@ impl Ledger {
 
     fn fact_mut(&mut self, id: FactId) -> &mut Fact {
         self.touched.push(id);
+        if let Some(undo) = &mut self.undo
+            && (id.0 as usize) < undo.len
+            && !undo.saved.contains_key(&id)
+            && let Some(Some(before)) = self.facts.get(id.0 as usize)
+        {
+            undo.saved.insert(id, before.clone());
+        }
         writable(&mut self.facts, id).expect("ledger maps list only retained facts")
     }
 

@@ -26,9 +26,10 @@
 //! New heads go on top of the chain (above any retracted versions), so the
 //! chain stays linear and acyclic: a rollback is a walk down `supersedes`.
 //!
-//! Every operation is checked against its cell before anything is written
-//! ([`Ledger::check`]); one that cannot apply is refused with
-//! [`Error::OpNotApplicable`] naming what the cell holds.
+//! Every operation a caller states is checked against its cell as the
+//! batch reaches it ([`Ledger::commit`]); one that cannot apply is refused
+//! with [`Error::OpNotApplicable`] naming what the cell holds, and the
+//! batch is put back whole.
 //!
 //! # Inferred operations
 //! An operation the extractor inferred from cues (`Draft::inferred`) is
@@ -40,49 +41,13 @@
 //! contested, and hearsay on an empty cell or from the head's own
 //! participants, are plain accepts.
 
-use rustc_hash::FxHashMap;
-
 use super::{Change, Draft, Ledger, Outcome, Signature, open_at};
 use crate::error::{Error, Result};
-use crate::fact::{FactId, Key, Op, Seq, Status};
+use crate::fact::{FactId, MAX_ALTERNATIVES, Op, Seq, Status};
 use crate::text;
 use crate::time::WallTime;
 
 impl Ledger {
-    /// Checks that every typed operation of a batch applies to its cell as
-    /// the drafts before it leave it. Operations whose key no other draft
-    /// of the batch touches are checked against the ledger as it is (the
-    /// common case, no copy); otherwise the batch is replayed on a copy.
-    pub fn check(&self, drafts: &[Draft]) -> Result<()> {
-        if drafts.iter().all(|d| d.op == Op::Accept) {
-            return Ok(());
-        }
-        let mut per_key: FxHashMap<&Key, usize> = FxHashMap::default();
-        for d in drafts {
-            if let Some(k) = &d.key {
-                *per_key.entry(k).or_default() += 1;
-            }
-        }
-        let typed = drafts.iter().filter(|d| d.op != Op::Accept && !d.inferred);
-        let shared = typed
-            .clone()
-            .any(|d| d.key.as_ref().is_some_and(|k| per_key[k] > 1));
-        if !shared {
-            return typed.clone().try_for_each(|d| self.precondition(d));
-        }
-        let mut scratch = self.clone();
-        let (u, t) = (self.seq + 1, self.committed_at);
-        let mut changes = Vec::new();
-        for d in drafts {
-            let d = scratch.settle(d.clone());
-            if d.op != Op::Accept {
-                scratch.precondition(&d)?;
-            }
-            scratch.apply(d, u, t, &mut changes);
-        }
-        Ok(())
-    }
-
     /// An inferred operation as it applies to its cell now: unchanged if it
     /// fits, else its fallback (see "Inferred operations").
     pub(super) fn settle(&self, mut d: Draft) -> Draft {
@@ -109,7 +74,7 @@ impl Ledger {
     }
 
     /// Whether one typed operation applies to its cell now.
-    fn precondition(&self, d: &Draft) -> Result<()> {
+    pub(super) fn precondition(&self, d: &Draft) -> Result<()> {
         let Some(key) = &d.key else {
             return Err(Error::OpNeedsKey(d.op));
         };
@@ -138,6 +103,7 @@ impl Ledger {
         );
         let pending = self.pending_alternatives(head);
         let value = d.value.as_deref();
+        // Bounded: a head holds at most MAX_ALTERNATIVES alternatives.
         let named = |allowed: &[FactId]| match d.target {
             Some(t) if !allowed.contains(&t) => Err(refuse(format!(
                 "target {t} is {}, not {}; {here}",
@@ -152,7 +118,18 @@ impl Ledger {
         };
         match d.op {
             Op::Accept => Ok(()),
-            Op::Contest => named(&[head]),
+            Op::Contest => {
+                named(&[head])?;
+                let restates = std::iter::once(head)
+                    .chain(pending.iter().copied())
+                    .any(|v| self.value_of(v) == value);
+                if !restates && h.state.edges().alternatives.len() >= MAX_ALTERNATIVES {
+                    return Err(refuse(format!(
+                        "its current value already has {MAX_ALTERNATIVES} alternatives, the most one value collects: resolve it or state a new value; {here}"
+                    )));
+                }
+                Ok(())
+            }
             Op::Reject => {
                 named(&[head])?;
                 if value.is_some() && value == self.value_of(head) {
