@@ -63,22 +63,62 @@ fn build() -> Memory {
     memory
 }
 
-/// Times `measured` on cell `i`, after an untimed `prepare` on the same cell.
-fn timed(
-    memory: &mut Memory,
-    iters: u64,
-    next: &mut u64,
-    prepare: impl Fn(usize, u64) -> Option<Observation>,
-    measured: impl Fn(usize, u64) -> Observation,
-) -> Duration {
+/// One benchmark: the operation timed, whether it carries a value, and the
+/// untimed operation (with a value) run before it on the same cell.
+struct Case {
+    name: &'static str,
+    prepare: Option<Op>,
+    op: Op,
+    valued: bool,
+}
+
+const CASES: [Case; 5] = [
+    Case {
+        name: "supersede",
+        prepare: None,
+        op: Op::Accept,
+        valued: true,
+    },
+    Case {
+        name: "reject",
+        prepare: None,
+        op: Op::Reject,
+        valued: true,
+    },
+    Case {
+        name: "revoke",
+        prepare: Some(Op::Accept),
+        op: Op::Revoke,
+        valued: false,
+    },
+    Case {
+        name: "contest",
+        prepare: None,
+        op: Op::Contest,
+        valued: true,
+    },
+    Case {
+        name: "resolve",
+        prepare: Some(Op::Contest),
+        op: Op::Resolve,
+        valued: true,
+    },
+];
+
+/// Runs `case` `iters` times, cycling over the cells; only its own commit
+/// is timed.
+fn timed(memory: &mut Memory, case: &Case, iters: u64, next: &mut u64) -> Duration {
     let mut total = Duration::ZERO;
     for _ in 0..iters {
         *next += 1;
         let (i, n) = (*next as usize % CELLS, *next);
-        if let Some(o) = prepare(i, n) {
-            memory.observe(o).expect("the preparation applies");
+        let value = format!("${n}");
+        if let Some(op) = case.prepare {
+            memory
+                .observe(say(i, op, Some(&value), n))
+                .expect("the preparation applies");
         }
-        let o = measured(i, n);
+        let o = say(i, case.op, case.valued.then_some(value.as_str()), n);
         let started = Instant::now();
         black_box(memory.observe(o).expect("the operation applies"));
         total += started.elapsed();
@@ -90,62 +130,11 @@ fn typed_commits(c: &mut Criterion) {
     let mut memory = build();
     let mut next = 0u64;
     let mut group = c.benchmark_group("typed_commit");
-    let value = |n: u64| format!("${n}");
-    group.bench_function("supersede", |b| {
-        b.iter_custom(|iters| {
-            timed(
-                &mut memory,
-                iters,
-                &mut next,
-                |_, _| None,
-                |i, n| say(i, Op::Accept, Some(&value(n)), n),
-            )
-        })
-    });
-    group.bench_function("reject", |b| {
-        b.iter_custom(|iters| {
-            timed(
-                &mut memory,
-                iters,
-                &mut next,
-                |_, _| None,
-                |i, n| say(i, Op::Reject, Some(&value(n)), n),
-            )
-        })
-    });
-    group.bench_function("revoke", |b| {
-        b.iter_custom(|iters| {
-            timed(
-                &mut memory,
-                iters,
-                &mut next,
-                |i, n| Some(say(i, Op::Accept, Some(&value(n)), n)),
-                |i, n| say(i, Op::Revoke, None, n),
-            )
-        })
-    });
-    group.bench_function("contest", |b| {
-        b.iter_custom(|iters| {
-            timed(
-                &mut memory,
-                iters,
-                &mut next,
-                |_, _| None,
-                |i, n| say(i, Op::Contest, Some(&value(n)), n),
-            )
-        })
-    });
-    group.bench_function("resolve", |b| {
-        b.iter_custom(|iters| {
-            timed(
-                &mut memory,
-                iters,
-                &mut next,
-                |i, n| Some(say(i, Op::Contest, Some(&value(n)), n)),
-                |i, n| say(i, Op::Resolve, Some(&value(n)), n),
-            )
-        })
-    });
+    for case in &CASES {
+        group.bench_function(case.name, |b| {
+            b.iter_custom(|iters| timed(&mut memory, case, iters, &mut next))
+        });
+    }
     group.finish();
 }
 

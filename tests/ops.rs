@@ -454,115 +454,119 @@ fn said(text: &str, by: &str, d: i64) -> Observation {
     Observation::new(text, day(d)).with_participants([by])
 }
 
-#[test]
-fn retraction_cues_in_plain_text_reinstate_the_value_before() {
-    let mut m = text_store();
-    m.observe(said("The Halcyon budget cap is $30k.", "Ann Lee", 1))
-        .unwrap();
-    m.observe(said(
-        "Update: the Halcyon budget cap is now $50k.",
-        "Ann Lee",
-        2,
-    ))
-    .unwrap();
-    let r = m
-        .observe(said(
-            "The $50k Halcyon budget cap update was a mistake.",
-            "Ann Lee",
-            3,
-        ))
-        .unwrap();
-    assert_eq!(r.outcome.name(), "revoked", "{r:?}");
-    assert_eq!(head(&m).as_deref(), Some("$30k"));
-    // Naming no value: the cell the sentence names.
-    m.observe(said("The Halcyon budget cap is $45k.", "Ann Lee", 4))
-        .unwrap();
-    let r = m
-        .observe(said(
-            "Ignore the last update about the Halcyon budget cap.",
-            "Ann Lee",
-            5,
-        ))
-        .unwrap();
-    assert_eq!(r.outcome.name(), "revoked", "{r:?}");
-    assert_eq!(head(&m).as_deref(), Some("$30k"));
-    // A retraction of a value the cell does not hold is a keyless fact,
-    // never the value it retracts.
-    let r = m
-        .observe(said(
-            "The $99k Halcyon budget cap figure was wrong.",
-            "Ann Lee",
-            6,
-        ))
-        .unwrap();
-    assert_eq!(r.outcome.name(), "created");
-    assert_eq!(r.key, None);
-    assert_eq!(head(&m).as_deref(), Some("$30k"));
+/// Plain sentences in order, each with who said it, the outcome the ledger
+/// must report and the key's value after it.
+fn conversation(m: &mut Memory, key: &Key, steps: &[(&str, &str, &str, Option<&str>)]) {
+    for (d, (text, by, outcome, after)) in steps.iter().enumerate() {
+        let r = m.observe(said(text, by, d as i64 + 1)).unwrap();
+        assert_eq!(r.outcome.name(), *outcome, "{text}: {r:?}");
+        let now = m
+            .ledger()
+            .active_for_key(key)
+            .and_then(|f| f.body.value.as_deref());
+        assert_eq!(now, *after, "after {text:?}");
+    }
     m.ledger().verify().unwrap();
 }
 
 #[test]
+fn retraction_cues_in_plain_text_reinstate_the_value_before() {
+    let (ann, k) = ("Ann Lee", budget());
+    conversation(
+        &mut text_store(),
+        &k,
+        &[
+            (
+                "The Halcyon budget cap is $30k.",
+                ann,
+                "created",
+                Some("$30k"),
+            ),
+            (
+                "Update: the Halcyon budget cap is now $50k.",
+                ann,
+                "superseded",
+                Some("$50k"),
+            ),
+            (
+                "The $50k Halcyon budget cap update was a mistake.",
+                ann,
+                "revoked",
+                Some("$30k"),
+            ),
+            (
+                "The Halcyon budget cap is $45k.",
+                ann,
+                "superseded",
+                Some("$45k"),
+            ),
+            // Naming no value: the cell the sentence names.
+            (
+                "Ignore the last update about the Halcyon budget cap.",
+                ann,
+                "revoked",
+                Some("$30k"),
+            ),
+            // A retraction of a value the cell does not hold is a keyless
+            // fact, never the value it retracts.
+            (
+                "The $99k Halcyon budget cap figure was wrong.",
+                ann,
+                "created",
+                Some("$30k"),
+            ),
+        ],
+    );
+}
+
+#[test]
 fn hearsay_contests_and_a_settling_report_resolves() {
+    let (ann, bo) = ("Ann Lee", "Bo Chan");
     let mut m = text_store();
-    let room = Key::new("Alex Rivera", "room").unwrap();
-    let value = |m: &Memory| {
-        m.ledger()
-            .active_for_key(&room)
-            .and_then(|f| f.body.value.clone())
-            .map(String::from)
-    };
-    m.observe(said(
-        "The sync with Alex Rivera is in room 4B.",
-        "Ann Lee",
-        1,
-    ))
-    .unwrap();
-    let r = m
-        .observe(said(
-            "I heard the sync with Alex Rivera is in room 2A.",
-            "Bo Chan",
-            2,
-        ))
-        .unwrap();
-    assert_eq!(r.outcome.name(), "contested", "{r:?}");
-    assert_eq!(value(&m).as_deref(), Some("room 4b"));
-    let r = m
-        .observe(said(
-            "Confirmed: the sync with Alex Rivera is in room 2A.",
-            "Ann Lee",
-            3,
-        ))
-        .unwrap();
-    assert_eq!(r.outcome.name(), "resolved", "{r:?}");
-    assert_eq!(value(&m).as_deref(), Some("room 2a"));
-    // On a cell that is not contested, the same report is a plain update;
-    // hearsay from the head's own source is a plain update too.
-    let r = m
-        .observe(said(
-            "Confirmed: the sync with Alex Rivera is in room 7C.",
-            "Ann Lee",
-            4,
-        ))
-        .unwrap();
-    assert_eq!(r.outcome.name(), "superseded", "{r:?}");
-    let r = m
-        .observe(said(
-            "Apparently the sync with Alex Rivera is in room 9D.",
-            "Ann Lee",
-            5,
-        ))
-        .unwrap();
-    assert_eq!(r.outcome.name(), "superseded", "{r:?}");
+    conversation(
+        &mut m,
+        &Key::new("Alex Rivera", "room").unwrap(),
+        &[
+            (
+                "The sync with Alex Rivera is in room 4B.",
+                ann,
+                "created",
+                Some("room 4b"),
+            ),
+            (
+                "I heard the sync with Alex Rivera is in room 2A.",
+                bo,
+                "contested",
+                Some("room 4b"),
+            ),
+            (
+                "Confirmed: the sync with Alex Rivera is in room 2A.",
+                ann,
+                "resolved",
+                Some("room 2a"),
+            ),
+            // On a cell that is not contested, the same report is a plain
+            // update; hearsay from the head's own source is one too.
+            (
+                "Confirmed: the sync with Alex Rivera is in room 7C.",
+                ann,
+                "superseded",
+                Some("room 7c"),
+            ),
+            (
+                "Apparently the sync with Alex Rivera is in room 9D.",
+                ann,
+                "superseded",
+                Some("room 9d"),
+            ),
+        ],
+    );
     // Hearsay about an empty cell states it.
     let r = m
-        .observe(said(
-            "I heard the Halcyon budget cap is $40k.",
-            "Bo Chan",
-            6,
-        ))
+        .observe(said("I heard the Halcyon budget cap is $40k.", bo, 9))
         .unwrap();
     assert_eq!(r.outcome.name(), "created", "{r:?}");
-    m.ledger().verify().unwrap();
+    assert_eq!(head(&m).as_deref(), Some("$40k"));
 }
 
 #[test]

@@ -22,6 +22,15 @@ fn budget(text: &str, op: &str, value: Option<&str>, day: u32) -> Value {
     o
 }
 
+/// An observation refused with a 409 whose message names `says`.
+fn refused(c: &Client, body: Value, says: &[&str]) {
+    let (status, v) = c.call("POST", "/v1/observe", Some(body));
+    assert_eq!(status, 409, "{v}");
+    assert_eq!(v["error"]["code"], "op_not_applicable");
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(says.iter().all(|s| message.contains(s)), "{message}");
+}
+
 fn ask(c: &Client, disclose: &[&str]) -> String {
     let v = c.ok(
         "POST",
@@ -75,27 +84,15 @@ fn update_retract_contest_and_resolve_over_http_survive_a_restart_and_a_kill() {
     );
 
     // An operation that cannot apply: 409, named state, nothing changed.
-    let (status, v) = c.call(
-        "POST",
-        "/v1/observe",
-        Some(budget("Confirmed.", "resolve", None, 5)),
+    refused(
+        &c,
+        budget("Confirmed.", "resolve", None, 5),
+        &["$30k", "contested"],
     );
-    assert_eq!(status, 409, "{v}");
-    assert_eq!(v["error"]["code"], "op_not_applicable");
-    let message = v["error"]["message"].as_str().unwrap();
-    assert!(
-        message.contains("$30k") && message.contains("contested"),
-        "{message}"
-    );
-    let (status, v) = c.call(
-        "POST",
-        "/v1/observe",
-        Some(json!({"text": "forget that", "op": "revoke", "key": {"entity": "Alex", "slot": "room"}})),
-    );
-    assert_eq!(status, 409, "{v}");
-    assert!(
-        v["error"]["message"].as_str().unwrap().contains("empty"),
-        "{v}"
+    refused(
+        &c,
+        json!({"text": "forget that", "op": "revoke", "key": {"entity": "Alex", "slot": "room"}}),
+        &["empty"],
     );
 
     let res = c.observe(budget(
