@@ -8,8 +8,10 @@
 //! - `typed_commit/revoke`: `revoke` of the head, which walks the chain and
 //!   reopens the predecessor; each timed revoke follows an untimed accept,
 //!   so every cell keeps its history.
-//! - `typed_commit/contest` and `typed_commit/resolve`: a contest against
-//!   the head, then (timed separately) its resolution to the alternative.
+//! - `typed_commit/contest`: a contest against a head an untimed accept
+//!   just installed (a head collects at most 16 alternatives).
+//! - `typed_commit/resolve`: the resolution of an untimed contest to its
+//!   alternative.
 //!
 //! Corpus: seed 7, wide vocabulary (`shared/specs/synthetic-corpus.md`),
 //! 100,000 keyless facts plus 1,000 keyed cells with two values each; the
@@ -93,7 +95,7 @@ const CASES: [Case; 5] = [
     },
     Case {
         name: "contest",
-        prepare: None,
+        prepare: Some(Op::Accept),
         op: Op::Contest,
         valued: true,
     },

@@ -256,6 +256,13 @@ pub struct Edges {
     /// [`MAX_SUPPORTED_BY`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub supported_by: Vec<Box<str>>,
+    /// `(commit, status)` for each status the fact took that its activity
+    /// intervals cannot tell (contested, settled, reinstated, retracted,
+    /// created as history, an alternative or a tombstone), oldest first;
+    /// empty for a fact whose only change was plain supersession or
+    /// pruning. Read by [`FactState::status_at`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub log: Vec<(Seq, Status)>,
 }
 
 /// A half-open activity interval `[from, to)` in commit sequence, with the
@@ -358,6 +365,7 @@ static NO_EDGES: Edges = Edges {
     revokes: None,
     revoked_by: None,
     supported_by: Vec::new(),
+    log: Vec::new(),
 };
 
 impl FactState {
@@ -380,6 +388,27 @@ impl FactState {
     /// Whether the fact is in the active view now.
     pub fn is_current(&self) -> bool {
         self.status.is_current()
+    }
+
+    /// The status the fact had just after commit `seq`, or `None` if it did
+    /// not exist yet: the newest [`Edges::log`] entry at or before `seq`;
+    /// before the log (or without one), the activity intervals (active in
+    /// one, else the status it closed with).
+    pub fn status_at(&self, seq: Seq) -> Option<Status> {
+        let log = &self.edges().log;
+        if let Some((_, status)) = log.iter().rev().find(|(s, _)| *s <= seq) {
+            return Some(*status);
+        }
+        let inactive = log.first().map_or(self.status, |(_, s)| *s);
+        match self.intervals.first() {
+            None if log.is_empty() => Some(self.status),
+            Some(first) if first.from <= seq => Some(if self.active_at_seq(seq) {
+                Status::Active
+            } else {
+                inactive
+            }),
+            _ => None,
+        }
     }
 
     /// Whether the fact was active just after commit `seq`.

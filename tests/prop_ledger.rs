@@ -10,6 +10,7 @@
 use std::collections::{HashMap, HashSet};
 
 use pfm::config::{ChainOrder, Config, MergeMode};
+use pfm::fact::Status;
 use pfm::{AsOf, FactId, Forget, Key, Memory, Observation, WallTime};
 use proptest::prelude::*;
 
@@ -382,9 +383,20 @@ proptest! {
     fn prop_one_active_per_key(ops in prop::collection::vec(op(), 1..40), event_time in any::<bool>()) {
         let ordering = if event_time { ChainOrder::EventTime } else { ChainOrder::Arrival };
         let mut m = Memory::new(Config { ordering, merge: MergeMode::Inline, ..Config::default() }).unwrap();
+        let mut past: Vec<(u64, HashMap<FactId, Status>)> = Vec::new();
         for op in ops {
             apply(&mut m, op)?;
             check(&m, ordering)?;
+            // Every retained fact's status after each commit so far, as
+            // status_at must tell it (None before the fact existed).
+            let now: HashMap<FactId, Status> = m.ledger().facts().map(|f| (f.id(), f.state.status)).collect();
+            past.retain(|(seq, _)| *seq != m.ledger().seq());
+            past.push((m.ledger().seq(), now));
+            for (seq, statuses) in &past {
+                for f in m.ledger().facts() {
+                    prop_assert_eq!(f.state.status_at(*seq), statuses.get(&f.id()).copied(), "fact {} as of {}", f.id(), seq);
+                }
+            }
         }
     }
 

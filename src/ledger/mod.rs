@@ -622,7 +622,7 @@ impl Ledger {
                         let live = self.newest_unretracted(top);
                         match live.filter(|l| self.stated_before(&draft, *l)) {
                             Some(newer) => Outcome::History {
-                                fact: self.insert_history(draft, newer, changes),
+                                fact: self.insert_history(draft, newer, u, changes),
                                 newer,
                             },
                             None => {
@@ -646,7 +646,7 @@ impl Ledger {
                 Some(active) => {
                     if self.stated_before(&draft, active) {
                         Outcome::History {
-                            fact: self.insert_history(draft, active, changes),
+                            fact: self.insert_history(draft, active, u, changes),
                             newer: active,
                         }
                     } else {
@@ -821,7 +821,7 @@ impl Ledger {
         let inherited = self.fact(head).state.usage;
         let stated = (draft.op == Op::Accept && self.ordering == ChainOrder::EventTime)
             .then_some(draft.stated_at);
-        self.close_alternatives(head, Status::Superseded);
+        self.close_alternatives(head, Status::Superseded, u);
         self.deactivate(head, status, u, t, changes);
         let fact = self.new_fact(draft, vec![open_at(u, t)], Status::Active);
         if self.admission.usage_inheritance {
@@ -872,7 +872,13 @@ impl Ledger {
 
     /// Event-time ordering: records `draft` as history in its key's chain at
     /// the position its stated time gives, below `head`.
-    fn insert_history(&mut self, draft: Draft, head: FactId, changes: &mut Vec<Change>) -> FactId {
+    fn insert_history(
+        &mut self,
+        draft: Draft,
+        head: FactId,
+        u: Seq,
+        changes: &mut Vec<Change>,
+    ) -> FactId {
         let stated = draft.stated_at;
         // Walk down from the head to the first version stated no later than
         // the draft; the draft goes between it and its successor.
@@ -886,6 +892,7 @@ impl Ledger {
             older = self.fact(o).state.supersedes;
         }
         let fact = self.new_fact(draft, Vec::new(), Status::Superseded);
+        self.log_created(fact, u);
         self.fact_mut(fact).state.supersedes = older;
         self.fact_mut(fact).state.superseded_by = Some(newer);
         self.fact_mut(newer).state.supersedes = Some(fact);
@@ -934,12 +941,57 @@ impl Ledger {
         changes: &mut Vec<Change>,
     ) {
         self.unindex_active(id);
+        self.set_status(id, status, u);
         let state = &mut self.fact_mut(id).state;
-        state.status = status;
         if let Some(last) = state.intervals.last_mut() {
             last.to = Some((u, t));
         }
         changes.push(Change::Deactivated(id));
+    }
+
+    /// Sets a fact's status at commit `u`, and logs it ([`Edges::log`])
+    /// unless the activity intervals alone will tell it: a plain fact that
+    /// goes from active to superseded or pruned keeps no log.
+    ///
+    /// [`Edges::log`]: crate::fact::Edges::log
+    fn set_status(&mut self, id: FactId, status: Status, u: Seq) {
+        let state = &mut self.fact_mut(id).state;
+        let prior = state.status;
+        if prior == status {
+            return;
+        }
+        state.status = status;
+        let derivable = matches!(
+            (prior, status),
+            (Status::Active, Status::Superseded | Status::Pruned)
+        );
+        if derivable && state.edges().log.is_empty() {
+            return;
+        }
+        // The prior status held since the last interval opened (active) or
+        // closed (inactive), which the intervals record.
+        let since = state
+            .intervals
+            .last()
+            .map(|i| match (prior.is_current(), i.to) {
+                (false, Some((to, _))) => to,
+                _ => i.from,
+            });
+        let log = &mut state.edges_mut().log;
+        if log.is_empty()
+            && let Some(since) = since
+        {
+            log.push((since, prior));
+        }
+        log.push((u, status));
+    }
+
+    /// Logs the status a fact was created with at commit `u` (a fact that
+    /// is not active from its creation has no interval to date it).
+    fn log_created(&mut self, id: FactId, u: Seq) {
+        let state = &mut self.fact_mut(id).state;
+        let status = state.status;
+        state.edges_mut().log.push((u, status));
     }
 
     /// Adds a current fact to the active lookup maps.

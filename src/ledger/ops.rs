@@ -190,7 +190,7 @@ impl Ledger {
             .and_then(|k| self.active_by_key.get(k).copied())
             .expect("checked: a typed operation's cell has a head");
         match draft.op {
-            Op::Contest => self.contest(draft, head, changes),
+            Op::Contest => self.contest(draft, head, u, changes),
             Op::Reject if draft.value.is_some() => {
                 let sig = Signature::of(&draft.text, &draft.normalized);
                 let fact = self.displace(draft, sig, head, Status::Contradicted, u, t, changes);
@@ -227,7 +227,13 @@ impl Ledger {
         }
     }
 
-    fn contest(&mut self, draft: Draft, head: FactId, changes: &mut Vec<Change>) -> Outcome {
+    fn contest(
+        &mut self,
+        draft: Draft,
+        head: FactId,
+        u: Seq,
+        changes: &mut Vec<Change>,
+    ) -> Outcome {
         let value = draft.value.as_deref();
         let restated = std::iter::once(head)
             .chain(self.pending_alternatives(head))
@@ -237,10 +243,10 @@ impl Ledger {
             return Outcome::Reobserved { fact };
         }
         let alt = self.new_fact(draft, Vec::new(), Status::Alternative);
+        self.log_created(alt, u);
         self.fact_mut(alt).state.edges_mut().alternative_of = Some(head);
-        let incumbent = &mut self.fact_mut(head).state;
-        incumbent.edges_mut().alternatives.push(alt);
-        incumbent.status = Status::Contested;
+        self.fact_mut(head).state.edges_mut().alternatives.push(alt);
+        self.set_status(head, Status::Contested, u);
         changes.push(Change::Recorded(alt));
         Outcome::Contested {
             fact: alt,
@@ -260,9 +266,10 @@ impl Ledger {
         changes: &mut Vec<Change>,
     ) -> (FactId, Option<FactId>) {
         let reinstated = self.rollback_target(head);
-        self.close_alternatives(head, Status::Superseded);
+        self.close_alternatives(head, Status::Superseded, u);
         self.deactivate(head, status, u, t, changes);
         let tombstone = self.new_fact(draft, Vec::new(), Status::Tombstone);
+        self.log_created(tombstone, u);
         self.fact_mut(tombstone).state.edges_mut().revokes = Some(head);
         self.fact_mut(head).state.edges_mut().revoked_by = Some(tombstone);
         changes.push(Change::Recorded(tombstone));
@@ -289,13 +296,13 @@ impl Ledger {
         let mut contradicted: Vec<FactId> = Vec::new();
         for &a in &pending {
             if Some(a) != chosen {
-                self.fact_mut(a).state.status = Status::Contradicted;
+                self.set_status(a, Status::Contradicted, u);
                 contradicted.push(a);
             }
         }
         match chosen {
             Some(fact) if fact == head => {
-                self.fact_mut(head).state.status = Status::Active;
+                self.set_status(head, Status::Active, u);
                 let previous = self.fact(head).state.last_observed;
                 self.support(head, &draft, changes, previous);
                 Outcome::Resolved { fact, contradicted }
@@ -359,9 +366,8 @@ impl Ledger {
     /// Reopens a retained version as its key's head.
     fn reactivate(&mut self, id: FactId, u: Seq, t: WallTime, changes: &mut Vec<Change>) {
         let body = self.fact(id).body.clone();
-        let state = &mut self.fact_mut(id).state;
-        state.status = Status::Active;
-        state.intervals.push(open_at(u, t));
+        self.set_status(id, Status::Active, u);
+        self.fact_mut(id).state.intervals.push(open_at(u, t));
         self.index_active(id, Signature::of(&body.text, &text::normalize(&body.text)));
         changes.push(Change::Activated(id));
     }
@@ -382,9 +388,9 @@ impl Ledger {
     }
 
     /// Closes the pending alternatives of `head` with `status`.
-    pub(super) fn close_alternatives(&mut self, head: FactId, status: Status) {
+    pub(super) fn close_alternatives(&mut self, head: FactId, status: Status, u: Seq) {
         for a in self.pending_alternatives(head) {
-            self.fact_mut(a).state.status = status;
+            self.set_status(a, status, u);
         }
     }
 }

@@ -284,6 +284,14 @@ impl Ledger {
                 "{id} names {t} as its tombstone, which does not name it"
             ));
         }
+        if e.log.windows(2).any(|w| w[0].0 > w[1].0)
+            || e.log.last().is_some_and(|(_, last)| *last != s.status)
+        {
+            return Err(format!(
+                "{id}'s status log is out of order or out of date: {:?}",
+                e.log
+            ));
+        }
         let pending = e.alternatives.iter().any(|a| {
             self.get(*a)
                 .is_some_and(|a| a.state.status == Status::Alternative)

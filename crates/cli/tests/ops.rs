@@ -1,8 +1,8 @@
 //! P-Mem's typed operations over HTTP against the real binary: an update,
 //! its retraction (the old value reinstated), a contest, its resolution,
 //! the 409 of an operation that cannot apply, the provenance a fact read
-//! and a disclosing block show, and the same state after a restart and
-//! after a kill -9.
+//! and a disclosing block show (each status as it was, commit by commit),
+//! and the same state after a restart and after a kill -9.
 
 mod support;
 
@@ -125,6 +125,33 @@ fn update_retract_contest_and_resolve_over_http_survive_a_restart_and_a_kill() {
         .collect();
     assert_eq!(related, ["tombstone"], "{fact}");
     let snapshot = fact.to_string();
+    // Each status as it was after each commit (1: created … 5: resolved).
+    let status_of = |seq: u64, id: &Value| {
+        let v = c.ok("GET", &format!("{path}?as_of={seq}"), None);
+        v["as_of"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["fact"] == *id)
+            .map(|s| s["status"].clone())
+            .unwrap()
+    };
+    let v1_then: Vec<Value> = (1..=5).map(|seq| status_of(seq, &v1["fact"])).collect();
+    assert_eq!(
+        v1_then,
+        [
+            json!("active"),
+            json!("superseded"),
+            json!("active"),
+            json!("contested"),
+            json!("contradicted")
+        ]
+    );
+    let alt_then: Vec<Value> = (3..=5).map(|seq| status_of(seq, &alt["fact"])).collect();
+    assert_eq!(
+        alt_then,
+        [Value::Null, json!("alternative"), json!("active")]
+    );
 
     // Restart: the identical state, and it keeps applying operations.
     server.stop();

@@ -1,17 +1,17 @@
 //! `GET /v1/facts/{id}` and `POST /v1/forget`: a fact with its history,
 //! and erasure.
 
-use axum::extract::Path;
+use axum::extract::{Path, Query};
 use serde::{Deserialize, Serialize};
 use tokio::sync::oneshot;
-use utoipa::ToSchema;
+use utoipa::{IntoParams, ToSchema};
 
 use super::args::KeyArg;
 use super::auth::Authed;
 use crate::error::{ApiError, ApiJson, ErrorBody};
 use crate::writer::WriteOp;
 use pfm::error::Error;
-use pfm::fact::{Fact, FactId};
+use pfm::fact::{Fact, FactId, Status};
 use pfm::ledger::Forget;
 use pfm::time::WallTime;
 
@@ -34,15 +34,39 @@ pub struct FactOut {
     /// the value retracted).
     #[schema(value_type = Vec<Object>)]
     pub related: Vec<Fact>,
+    /// With `?as_of=SEQ`: each of those facts' status just after commit
+    /// SEQ (`null`: it did not exist yet), as it was then.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub as_of: Option<Vec<StatusAt>>,
+}
+
+/// A fact's status at a past commit.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct StatusAt {
+    /// The fact.
+    pub fact: u64,
+    /// Its status then (`active`, `contested`, `superseded`, …), or `null`.
+    #[schema(value_type = Option<String>)]
+    pub status: Option<Status>,
+}
+
+/// `GET /v1/facts/{id}` query parameters.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+pub struct FactQuery {
+    /// A commit sequence number: also report each status as it was then.
+    #[serde(default)]
+    pub as_of: Option<u64>,
 }
 
 /// A fact with its history.
-#[utoipa::path(get, path = "/v1/facts/{id}", params(("id" = u64, Path, description = "fact id")),
+#[utoipa::path(get, path = "/v1/facts/{id}", params(("id" = u64, Path, description = "fact id"), FactQuery),
     responses((status = 200, body = FactOut), (status = 404, body = ErrorBody), (status = 401, body = ErrorBody)),
     security(("bearer" = [])))]
 pub async fn fact(
     Authed(tenant): Authed,
     Path(id): Path<u64>,
+    Query(query): Query<FactQuery>,
 ) -> Result<axum::Json<FactOut>, ApiError> {
     // Read from the newest published version (its timeline holds every
     // retained fact's state), never through the writer.
@@ -50,15 +74,22 @@ pub async fn fact(
     let id = FactId(id);
     let fact = version.timeline.get(id).ok_or(Error::UnknownFact(id))?;
     let history = version.timeline.history(id)?;
+    let related = version.timeline.related(&history);
+    let as_of = query.as_of.map(|seq| {
+        std::iter::once(fact)
+            .chain(history.iter().copied())
+            .chain(related.iter().copied())
+            .map(|f| StatusAt {
+                fact: f.id().0,
+                status: f.state.status_at(seq),
+            })
+            .collect()
+    });
     let out = FactOut {
         fact: fact.clone(),
-        related: version
-            .timeline
-            .related(&history)
-            .into_iter()
-            .cloned()
-            .collect(),
+        related: related.into_iter().cloned().collect(),
         history: history.into_iter().cloned().collect(),
+        as_of,
     };
     Ok(axum::Json(out))
 }
