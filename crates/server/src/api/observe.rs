@@ -161,7 +161,7 @@ pub struct ObserveOut {
 }
 
 /// Remembers observations; answers once they are durable.
-#[utoipa::path(post, path = "/v1/observe", request_body(content = ObservationIn, description = "one observation, or {\"observations\": [...]} (see ObserveBatch); either may carry a top-level \"request_id\": 1 to 128 visible ASCII characters, an idempotency key (a retry with a known id returns the original receipts with replayed: true and writes nothing)"),
+#[utoipa::path(post, path = "/v1/observe", request_body(content = ObservationIn, description = "one observation, or {\"observations\": [...]} (see ObserveBatch); either may carry a top-level \"request_id\": 1 to 128 visible ASCII characters, an idempotency key (a retry with a known id returns the original receipts with replayed: true and writes nothing). Example — an update, its retraction, the old value reinstated: {\"text\": \"The Halcyon budget cap is $30k.\", \"key\": {\"entity\": \"Halcyon\", \"slot\": \"budget_cap\"}, \"value\": \"$30k\"} → created, fact 0; the same with \"$50k\" → superseded, fact 1, previous 0; {\"text\": \"The $50k update was a mistake.\", \"key\": {...}, \"op\": \"revoke\"} → revoked, fact 2 (the tombstone), previous 1, reinstated 0", example = json!({"text": "The $50k update was a mistake.", "key": {"entity": "Halcyon", "slot": "budget_cap"}, "op": "revoke", "at": "2025-06-10"})),
     responses((status = 200, body = ObserveOut), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody), (status = 413, body = ErrorBody), (status = 422, body = ErrorBody), (status = 429, body = ErrorBody)),
     security(("bearer" = [])))]
 pub async fn observe(
