@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::fact::{Fact, FactId, Status};
 use crate::index::Timeline;
+use crate::ledger::AsOf;
 
 /// Alternatives a contested line names (the rest are counted).
 pub const SHOWN_ALTERNATIVES: usize = 3;
@@ -45,22 +46,25 @@ impl Disclose {
         *self == Disclose::NONE
     }
 
-    /// The note for one fact, if this mode has anything to say about it.
-    pub fn note(&self, timeline: &Timeline, id: FactId) -> Option<String> {
+    /// The note for one fact, if this mode has anything to say about it:
+    /// its provenance now, or as it was at `past` (an as-of read). The
+    /// support count is always today's.
+    pub fn note(&self, timeline: &Timeline, id: FactId, past: Option<AsOf>) -> Option<String> {
         if self.is_none() {
             return None;
         }
         let fact = timeline.get(id)?;
+        let status = |f: &Fact| past.map_or(Some(f.state.status), |at| at.status(&f.state));
         let value = |f: &Fact| f.body.value.as_deref().unwrap_or(&f.body.text).to_owned();
         let mut parts: Vec<String> = Vec::new();
-        if self.alternatives && fact.state.status == Status::Contested {
+        if self.alternatives && status(fact) == Some(Status::Contested) {
             let pending: Vec<&Fact> = fact
                 .state
                 .edges()
                 .alternatives
                 .iter()
                 .filter_map(|a| timeline.get(*a))
-                .filter(|a| a.state.status == Status::Alternative)
+                .filter(|a| status(a) == Some(Status::Alternative))
                 .collect();
             let mut vs = vec![value(fact)];
             vs.extend(pending.iter().take(SHOWN_ALTERNATIVES).map(|a| value(a)));

@@ -256,13 +256,24 @@ pub struct Edges {
     /// [`MAX_SUPPORTED_BY`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub supported_by: Vec<Box<str>>,
-    /// `(commit, status)` for each status the fact took that its activity
-    /// intervals cannot tell (contested, settled, reinstated, retracted,
-    /// created as history, an alternative or a tombstone), oldest first;
-    /// empty for a fact whose only change was plain supersession or
-    /// pruning. Read by [`FactState::status_at`].
+    /// Each status the fact took that its activity intervals cannot tell
+    /// (contested, settled, reinstated, retracted, created as history, an
+    /// alternative or a tombstone), oldest first; empty for a fact whose
+    /// only change was plain supersession or pruning. Read by
+    /// [`FactState::status_at`] and [`FactState::status_at_time`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub log: Vec<(Seq, Status)>,
+    pub log: Vec<StatusChange>,
+}
+
+/// One entry of a fact's status log: the status it took at a commit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StatusChange {
+    /// The commit.
+    pub seq: Seq,
+    /// The commit's wall time.
+    pub at: WallTime,
+    /// The status the fact took.
+    pub status: Status,
 }
 
 /// A half-open activity interval `[from, to)` in commit sequence, with the
@@ -395,18 +406,31 @@ impl FactState {
     /// before the log (or without one), the activity intervals (active in
     /// one, else the status it closed with).
     pub fn status_at(&self, seq: Seq) -> Option<Status> {
+        self.status_when(|c| c.seq <= seq, |i| i.from <= seq, self.active_at_seq(seq))
+    }
+
+    /// [`FactState::status_at`] at wall time `t` of the commit clock.
+    pub fn status_at_time(&self, t: WallTime) -> Option<Status> {
+        self.status_when(|c| c.at <= t, |i| i.from_time <= t, self.active_at_time(t))
+    }
+
+    /// The status at the point where `logged` holds of the log entries up
+    /// to it, `began` of an interval opened by then, and `active` says
+    /// whether an interval contains it.
+    fn status_when(
+        &self,
+        logged: impl Fn(&StatusChange) -> bool,
+        began: impl Fn(&Interval) -> bool,
+        active: bool,
+    ) -> Option<Status> {
         let log = &self.edges().log;
-        if let Some((_, status)) = log.iter().rev().find(|(s, _)| *s <= seq) {
-            return Some(*status);
+        if let Some(c) = log.iter().rev().find(|c| logged(c)) {
+            return Some(c.status);
         }
-        let inactive = log.first().map_or(self.status, |(_, s)| *s);
+        let inactive = log.first().map_or(self.status, |c| c.status);
         match self.intervals.first() {
             None if log.is_empty() => Some(self.status),
-            Some(first) if first.from <= seq => Some(if self.active_at_seq(seq) {
-                Status::Active
-            } else {
-                inactive
-            }),
+            Some(first) if began(first) => Some(if active { Status::Active } else { inactive }),
             _ => None,
         }
     }

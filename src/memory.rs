@@ -573,6 +573,7 @@ impl Memory {
             graph: self.graph.publish(),
             gazetteer: self.gazetteer.view().clone(),
             params: self.config.score.clone(),
+            past: None,
         });
     }
 

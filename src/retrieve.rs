@@ -207,6 +207,7 @@ pub fn retrieve_as_of(version: &IndexVersion, request: &Request, as_of: AsOf) ->
     let past = IndexVersion {
         active: Corpus::from_views(vec![SegmentView::new(Arc::new(segment))]),
         history: None,
+        past: Some(as_of),
         ..version.clone()
     };
     let mut ranker = request.ranker.clone();

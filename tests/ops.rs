@@ -630,3 +630,26 @@ fn disclosure_appends_alternatives_history_and_support_when_they_fit() {
     let e = serde_json::from_str::<Disclose>(r#"["everything"]"#).unwrap_err();
     assert!(e.to_string().contains("alternatives"), "{e}");
 }
+
+#[test]
+fn an_as_of_read_discloses_the_conflict_as_it_was() {
+    use pfm::disclose::Disclose;
+    let mut m = store();
+    m.observe(patch(Op::Accept, Some("$30k"), 1)).unwrap();
+    let contest = m.observe(patch(Op::Contest, Some("$40k"), 2)).unwrap();
+    m.observe(patch(Op::Resolve, Some("$30k"), 3)).unwrap();
+    let alternatives = Disclose {
+        alternatives: true,
+        ..Disclose::NONE
+    };
+    let request = Request::new("the Halcyon budget cap", day(4)).with_disclose(alternatives);
+    let now = m.retrieve(&request).unwrap().text;
+    assert!(now.contains("$30k") && !now.contains("contested"), "{now}");
+    for at in [AsOf::Seq(contest.seq), AsOf::Time(day(2))] {
+        let then = m.retrieve_as_of(&request, at).unwrap().text;
+        assert!(
+            then.ends_with("(contested: $30k vs $40k)"),
+            "{at:?}: {then}"
+        );
+    }
+}

@@ -383,18 +383,21 @@ proptest! {
     fn prop_one_active_per_key(ops in prop::collection::vec(op(), 1..40), event_time in any::<bool>()) {
         let ordering = if event_time { ChainOrder::EventTime } else { ChainOrder::Arrival };
         let mut m = Memory::new(Config { ordering, merge: MergeMode::Inline, ..Config::default() }).unwrap();
-        let mut past: Vec<(u64, HashMap<FactId, Status>)> = Vec::new();
+        let mut past: Vec<(u64, WallTime, HashMap<FactId, Status>)> = Vec::new();
         for op in ops {
             apply(&mut m, op)?;
             check(&m, ordering)?;
             // Every retained fact's status after each commit so far, as
-            // status_at must tell it (None before the fact existed).
+            // status_at must tell it (None before the fact existed), and at
+            // each commit's wall time (the last commit of that time counts).
             let now: HashMap<FactId, Status> = m.ledger().facts().map(|f| (f.id(), f.state.status)).collect();
-            past.retain(|(seq, _)| *seq != m.ledger().seq());
-            past.push((m.ledger().seq(), now));
-            for (seq, statuses) in &past {
+            past.retain(|(seq, _, _)| *seq != m.ledger().seq());
+            past.push((m.ledger().seq(), m.ledger().committed_at(), now));
+            for (seq, t, statuses) in &past {
+                let last_then = past.iter().rev().find(|(_, t2, _)| t2 == t).map(|p| &p.2).unwrap();
                 for f in m.ledger().facts() {
                     prop_assert_eq!(f.state.status_at(*seq), statuses.get(&f.id()).copied(), "fact {} as of {}", f.id(), seq);
+                    prop_assert_eq!(f.state.status_at_time(*t), last_then.get(&f.id()).copied(), "fact {} at {:?}", f.id(), t);
                 }
             }
         }

@@ -32,6 +32,7 @@ use crate::config::ScoreParams;
 use crate::extract::Gazetteer;
 use crate::fact::Seq;
 use crate::graph::Graph;
+use crate::ledger::AsOf;
 use crate::time::WallTime;
 
 /// Everything retrieval reads, frozen at one commit.
@@ -62,6 +63,10 @@ pub struct IndexVersion {
     pub gazetteer: Gazetteer,
     /// The scoring parameters the segments were built with.
     pub params: ScoreParams,
+    /// For the view an as-of retrieval builds: the point in transaction
+    /// time it shows, so what a block discloses (a contested value, its
+    /// alternatives) is read as it was then. `None` for a published version.
+    pub past: Option<AsOf>,
 }
 
 impl IndexVersion {
@@ -76,6 +81,7 @@ impl IndexVersion {
             graph: Graph::default(),
             gazetteer: Gazetteer::default(),
             params,
+            past: None,
         }
     }
 }

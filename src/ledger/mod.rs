@@ -64,7 +64,8 @@ pub use views::{AsOf, history_in, related_in};
 use crate::config::{AdmissionParams, ChainOrder, Config, ScoreParams};
 use crate::error::Result;
 use crate::fact::{
-    Fact, FactBody, FactId, FactState, Interval, Key, Op, Seq, Status, Usage, name_key,
+    Fact, FactBody, FactId, FactState, Interval, Key, Op, Seq, Status, StatusChange, Usage,
+    name_key,
 };
 use crate::text;
 use crate::time::WallTime;
@@ -622,7 +623,7 @@ impl Ledger {
                         let live = self.newest_unretracted(top);
                         match live.filter(|l| self.stated_before(&draft, *l)) {
                             Some(newer) => Outcome::History {
-                                fact: self.insert_history(draft, newer, u, changes),
+                                fact: self.insert_history(draft, newer, (u, t), changes),
                                 newer,
                             },
                             None => {
@@ -646,7 +647,7 @@ impl Ledger {
                 Some(active) => {
                     if self.stated_before(&draft, active) {
                         Outcome::History {
-                            fact: self.insert_history(draft, active, u, changes),
+                            fact: self.insert_history(draft, active, (u, t), changes),
                             newer: active,
                         }
                     } else {
@@ -821,7 +822,7 @@ impl Ledger {
         let inherited = self.fact(head).state.usage;
         let stated = (draft.op == Op::Accept && self.ordering == ChainOrder::EventTime)
             .then_some(draft.stated_at);
-        self.close_alternatives(head, Status::Superseded, u);
+        self.close_alternatives(head, Status::Superseded, u, t);
         self.deactivate(head, status, u, t, changes);
         let fact = self.new_fact(draft, vec![open_at(u, t)], Status::Active);
         if self.admission.usage_inheritance {
@@ -876,7 +877,7 @@ impl Ledger {
         &mut self,
         draft: Draft,
         head: FactId,
-        u: Seq,
+        (u, t): (Seq, WallTime),
         changes: &mut Vec<Change>,
     ) -> FactId {
         let stated = draft.stated_at;
@@ -892,7 +893,7 @@ impl Ledger {
             older = self.fact(o).state.supersedes;
         }
         let fact = self.new_fact(draft, Vec::new(), Status::Superseded);
-        self.log_created(fact, u);
+        self.log_created(fact, u, t);
         self.fact_mut(fact).state.supersedes = older;
         self.fact_mut(fact).state.superseded_by = Some(newer);
         self.fact_mut(newer).state.supersedes = Some(fact);
@@ -941,7 +942,7 @@ impl Ledger {
         changes: &mut Vec<Change>,
     ) {
         self.unindex_active(id);
-        self.set_status(id, status, u);
+        self.set_status(id, status, u, t);
         let state = &mut self.fact_mut(id).state;
         if let Some(last) = state.intervals.last_mut() {
             last.to = Some((u, t));
@@ -954,7 +955,7 @@ impl Ledger {
     /// goes from active to superseded or pruned keeps no log.
     ///
     /// [`Edges::log`]: crate::fact::Edges::log
-    fn set_status(&mut self, id: FactId, status: Status, u: Seq) {
+    fn set_status(&mut self, id: FactId, status: Status, u: Seq, t: WallTime) {
         let state = &mut self.fact_mut(id).state;
         let prior = state.status;
         if prior == status {
@@ -974,24 +975,36 @@ impl Ledger {
             .intervals
             .last()
             .map(|i| match (prior.is_current(), i.to) {
-                (false, Some((to, _))) => to,
-                _ => i.from,
+                (false, Some(closed)) => closed,
+                _ => (i.from, i.from_time),
             });
         let log = &mut state.edges_mut().log;
         if log.is_empty()
-            && let Some(since) = since
+            && let Some((seq, at)) = since
         {
-            log.push((since, prior));
+            log.push(StatusChange {
+                seq,
+                at,
+                status: prior,
+            });
         }
-        log.push((u, status));
+        log.push(StatusChange {
+            seq: u,
+            at: t,
+            status,
+        });
     }
 
     /// Logs the status a fact was created with at commit `u` (a fact that
     /// is not active from its creation has no interval to date it).
-    fn log_created(&mut self, id: FactId, u: Seq) {
+    fn log_created(&mut self, id: FactId, u: Seq, t: WallTime) {
         let state = &mut self.fact_mut(id).state;
         let status = state.status;
-        state.edges_mut().log.push((u, status));
+        state.edges_mut().log.push(StatusChange {
+            seq: u,
+            at: t,
+            status,
+        });
     }
 
     /// Adds a current fact to the active lookup maps.

@@ -190,7 +190,7 @@ impl Ledger {
             .and_then(|k| self.active_by_key.get(k).copied())
             .expect("checked: a typed operation's cell has a head");
         match draft.op {
-            Op::Contest => self.contest(draft, head, u, changes),
+            Op::Contest => self.contest(draft, head, (u, t), changes),
             Op::Reject if draft.value.is_some() => {
                 let sig = Signature::of(&draft.text, &draft.normalized);
                 let fact = self.displace(draft, sig, head, Status::Contradicted, u, t, changes);
@@ -231,7 +231,7 @@ impl Ledger {
         &mut self,
         draft: Draft,
         head: FactId,
-        u: Seq,
+        (u, t): (Seq, WallTime),
         changes: &mut Vec<Change>,
     ) -> Outcome {
         let value = draft.value.as_deref();
@@ -243,10 +243,10 @@ impl Ledger {
             return Outcome::Reobserved { fact };
         }
         let alt = self.new_fact(draft, Vec::new(), Status::Alternative);
-        self.log_created(alt, u);
+        self.log_created(alt, u, t);
         self.fact_mut(alt).state.edges_mut().alternative_of = Some(head);
         self.fact_mut(head).state.edges_mut().alternatives.push(alt);
-        self.set_status(head, Status::Contested, u);
+        self.set_status(head, Status::Contested, u, t);
         changes.push(Change::Recorded(alt));
         Outcome::Contested {
             fact: alt,
@@ -266,10 +266,10 @@ impl Ledger {
         changes: &mut Vec<Change>,
     ) -> (FactId, Option<FactId>) {
         let reinstated = self.rollback_target(head);
-        self.close_alternatives(head, Status::Superseded, u);
+        self.close_alternatives(head, Status::Superseded, u, t);
         self.deactivate(head, status, u, t, changes);
         let tombstone = self.new_fact(draft, Vec::new(), Status::Tombstone);
-        self.log_created(tombstone, u);
+        self.log_created(tombstone, u, t);
         self.fact_mut(tombstone).state.edges_mut().revokes = Some(head);
         self.fact_mut(head).state.edges_mut().revoked_by = Some(tombstone);
         changes.push(Change::Recorded(tombstone));
@@ -296,13 +296,13 @@ impl Ledger {
         let mut contradicted: Vec<FactId> = Vec::new();
         for &a in &pending {
             if Some(a) != chosen {
-                self.set_status(a, Status::Contradicted, u);
+                self.set_status(a, Status::Contradicted, u, t);
                 contradicted.push(a);
             }
         }
         match chosen {
             Some(fact) if fact == head => {
-                self.set_status(head, Status::Active, u);
+                self.set_status(head, Status::Active, u, t);
                 let previous = self.fact(head).state.last_observed;
                 self.support(head, &draft, changes, previous);
                 Outcome::Resolved { fact, contradicted }
@@ -366,7 +366,7 @@ impl Ledger {
     /// Reopens a retained version as its key's head.
     fn reactivate(&mut self, id: FactId, u: Seq, t: WallTime, changes: &mut Vec<Change>) {
         let body = self.fact(id).body.clone();
-        self.set_status(id, Status::Active, u);
+        self.set_status(id, Status::Active, u, t);
         self.fact_mut(id).state.intervals.push(open_at(u, t));
         self.index_active(id, Signature::of(&body.text, &text::normalize(&body.text)));
         changes.push(Change::Activated(id));
@@ -388,9 +388,9 @@ impl Ledger {
     }
 
     /// Closes the pending alternatives of `head` with `status`.
-    pub(super) fn close_alternatives(&mut self, head: FactId, status: Status, u: Seq) {
+    pub(super) fn close_alternatives(&mut self, head: FactId, status: Status, u: Seq, t: WallTime) {
         for a in self.pending_alternatives(head) {
-            self.set_status(a, status, u);
+            self.set_status(a, status, u, t);
         }
     }
 }

@@ -96,7 +96,7 @@ impl Ledger {
             ..Commit::default()
         };
         for id in doomed {
-            self.erase(id, u, &mut commit.changes);
+            self.erase(id, (u, t), &mut commit.changes);
         }
         self.finish(&mut commit, t);
         Ok(commit)
@@ -122,7 +122,7 @@ impl Ledger {
     /// crosses the cut: see `rollback_stop`), an alternative leaves its
     /// head (which is no longer contested once none is pending), a
     /// tombstone leaves the version it retracted.
-    fn erase(&mut self, id: FactId, u: Seq, changes: &mut Vec<Change>) {
+    fn erase(&mut self, id: FactId, (u, t): (Seq, WallTime), changes: &mut Vec<Change>) {
         if self.fact(id).state.is_current() {
             self.unindex_active(id);
         }
@@ -155,7 +155,7 @@ impl Ledger {
             if self.fact(head).state.status == Status::Contested
                 && self.pending_alternatives(head).is_empty()
             {
-                self.set_status(head, Status::Active, u);
+                self.set_status(head, Status::Active, u, t);
             }
         }
         if let Some(v) = state.edges().revokes.filter(|v| self.get(*v).is_some()) {

@@ -31,6 +31,14 @@ impl AsOf {
             AsOf::Time(t) => state.active_at_time(t),
         }
     }
+
+    /// The status a fact in `state` had at this point (`None`: not yet).
+    pub fn status(self, state: &FactState) -> Option<Status> {
+        match self {
+            AsOf::Seq(u) => state.status_at(u),
+            AsOf::Time(t) => state.status_at_time(t),
+        }
+    }
 }
 
 /// A fact's version history, newest first, over any view of retained facts
@@ -284,8 +292,10 @@ impl Ledger {
                 "{id} names {t} as its tombstone, which does not name it"
             ));
         }
-        if e.log.windows(2).any(|w| w[0].0 > w[1].0)
-            || e.log.last().is_some_and(|(_, last)| *last != s.status)
+        if e.log
+            .windows(2)
+            .any(|w| w[0].seq > w[1].seq || w[0].at > w[1].at)
+            || e.log.last().is_some_and(|c| c.status != s.status)
         {
             return Err(format!(
                 "{id}'s status log is out of order or out of date: {:?}",

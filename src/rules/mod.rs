@@ -148,7 +148,7 @@ pub fn select(
         return Block::abstained();
     }
     let block = block::select_annotated(&list, k, budget, |s| {
-        disclose.note(&version.timeline, s.fact)
+        disclose.note(&version.timeline, s.fact, version.past)
     });
     // Selection takes a prefix of the list (it stops at the first line that
     // does not fit), so the selected facts are its first `lines.len()`.
