@@ -218,6 +218,8 @@ impl Ledger {
                 }
             }
             Op::Resolve => self.resolve(draft, head, u, t, changes),
+            // `apply` routes accept elsewhere; folding it in here keeps the
+            // match total without a panic path.
             Op::Noop | Op::Accept => {
                 let fact = draft.target.unwrap_or(head);
                 let previous = self.fact(fact).state.last_observed;
