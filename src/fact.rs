@@ -172,6 +172,42 @@ impl fmt::Display for Op {
     }
 }
 
+/// What a statement says about when its value holds (AgentMemGate's
+/// classes), given by the caller or read by the gate
+/// ([`crate::extract::gate`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// A plan, intention, hedge or conditional: not true yet. Staged as a
+    /// pending version of its key; it never becomes current by itself.
+    Speculation,
+    /// A change that happened: it commits, and confirms the key's pending
+    /// plan of the same value (abandoning those of other values).
+    Completed,
+    /// A fix to a wrong record: the value replaces the current one, which
+    /// is marked contradicted (P-Mem's `reject`).
+    Correction,
+    /// A plan given up: the key's pending plans are abandoned; it never
+    /// commits the value it names.
+    Abandonment,
+    /// None of these: a plain statement, committed as stated.
+    #[default]
+    Other,
+}
+
+impl Kind {
+    /// The kind's name, as serialized.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Speculation => "speculation",
+            Kind::Completed => "completed",
+            Kind::Correction => "correction",
+            Kind::Abandonment => "abandonment",
+            Kind::Other => "other",
+        }
+    }
+}
+
 /// Where a fact stands in its key's version graph.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -195,6 +231,16 @@ pub enum Status {
     /// The record of a retraction (its observation's text), pointing at the
     /// version it retracted ([`Edges::revokes`]). Never current.
     Tombstone,
+    /// A staged plan (a speculation): a value its key may take, held off
+    /// the chain and out of every block until a completed statement of the
+    /// same value confirms it or an abandonment retires it.
+    Pending,
+    /// A plan that came true: a completed statement of its value became
+    /// the key's head. Kept as history.
+    Confirmed,
+    /// A plan given up (or overtaken by a completed change to another
+    /// value). Kept as history, never erased by it.
+    Abandoned,
 }
 
 impl Status {
@@ -220,6 +266,9 @@ impl Status {
             Status::Pruned => "pruned",
             Status::Alternative => "alternative",
             Status::Tombstone => "tombstone",
+            Status::Pending => "pending",
+            Status::Confirmed => "confirmed",
+            Status::Abandoned => "abandoned",
         }
     }
 }
@@ -391,9 +440,12 @@ impl FactState {
     }
 
     /// Whether the fact is a version of its key's chain, as opposed to an
-    /// alternative or a tombstone that hangs off it.
+    /// alternative, a tombstone or a plan that hangs off it.
     pub fn on_chain(&self) -> bool {
-        self.status != Status::Tombstone && self.edges().alternative_of.is_none()
+        !matches!(
+            self.status,
+            Status::Tombstone | Status::Pending | Status::Confirmed | Status::Abandoned
+        ) && self.edges().alternative_of.is_none()
     }
 
     /// Whether the fact is in the active view now.

@@ -54,10 +54,10 @@
 //! - [`time`]: wall-clock time and its parsing.
 //! - [`fact`]: facts (Definition 1), keys, statuses, intervals, the version graph.
 //! - [`extract`]: the rule extractor, its slot table, its cue table (typed
-//!   operations from text) and the gazetteer.
+//!   operations from text), the speculation gate's table and the gazetteer.
 //! - [`ledger`]: the bi-temporal ledger and its commit rules, typed
 //!   operations (contest, reject, revoke, resolve, noop) and rollback,
-//!   pruning, erasure, as-of views.
+//!   staged plans (the speculation gate), pruning, erasure, as-of views.
 //! - [`graph`]: the memory graph behind the association term.
 //! - [`index`]: immutable index versions, built copy-on-write from segments.
 //! - [`rank`]: the PFM scorer and the baseline arms.

@@ -15,8 +15,8 @@ use serde::{Deserialize, Serialize};
 use crate::block::Block;
 use crate::config::Config;
 use crate::error::{Error, Result, check_name, check_no_control};
-use crate::extract::{EntityKind, Extractor, Gazetteer, GazetteerWriter, cues, slots};
-use crate::fact::{Fact, FactBody, FactId, Key, Op, Seq, name_key};
+use crate::extract::{EntityKind, Extractor, Gazetteer, GazetteerWriter, cues, gate, slots};
+use crate::fact::{Fact, FactBody, FactId, Key, Kind, Op, Seq, name_key};
 use crate::graph::{GraphWriter, NodeId, contribution};
 use crate::index::{CorpusWriter, DocInput, IndexVersion, Timeline};
 use crate::ledger::{AsOf, Change, Commit, Draft, Ledger, Outcome, names_of};
@@ -61,6 +61,12 @@ pub struct Observation {
     /// one), the fact a `noop` supports. Gives the key when `key` is absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<FactId>,
+    /// What the statement says about when its value holds, if the caller
+    /// knows (an LLM client): overrides the speculation gate's reading.
+    /// `speculation` stages the value as a plan; `abandonment` retires the
+    /// key's plans; `correction` replaces the current value as wrong.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<Kind>,
 }
 
 impl Observation {
@@ -76,7 +82,14 @@ impl Observation {
             source: None,
             op: Op::Accept,
             target: None,
+            kind: None,
         }
+    }
+
+    /// Says what the statement is (see [`Observation::kind`]).
+    pub fn with_kind(mut self, kind: Kind) -> Self {
+        self.kind = Some(kind);
+        self
     }
 
     /// Sets the typed operation and, optionally, the fact it names.
@@ -406,18 +419,27 @@ impl Memory {
             (None, Some(kv)) => (Some(kv.key), Some(kv.value)),
             (None, None) => (None, None),
         };
+        // The gate reads when the value holds (the caller may say it); a
+        // plan, a correction or an abandonment is not a cue's to type.
+        let kind = match (o.op, o.target) {
+            (Op::Accept, None) => o.kind.unwrap_or_else(|| gate::classify(&normalized).kind),
+            _ => Kind::Other,
+        };
         // A plain statement's cues may make it a typed operation (the
         // ledger applies it only where it fits: see `ledger::ops`).
-        let cued = if plain {
+        let cued = if plain && matches!(kind, Kind::Other | Kind::Completed) {
             cues::find_op(&normalized)
         } else {
             None
         };
-        let (op, key, value) = match (cued, key, extraction.cell) {
-            (Some(Op::Revoke), None, Some(cell)) => (Op::Revoke, Some(cell), None),
-            (Some(op), Some(k), _) => (op, Some(k), value),
-            (_, key, _) => (o.op, key, value),
+        let (op, key, value) = match (kind, cued, key, extraction.cell) {
+            (Kind::Abandonment, _, None, Some(cell)) => (Op::Accept, Some(cell), None),
+            (Kind::Correction, _, Some(k), _) if value.is_some() => (Op::Reject, Some(k), value),
+            (_, Some(Op::Revoke), None, Some(cell)) => (Op::Revoke, Some(cell), None),
+            (_, Some(op), Some(k), _) => (op, Some(k), value),
+            (_, _, key, _) => (o.op, key, value),
         };
+        let inferred = cued.is_some() || (op == Op::Reject && o.op == Op::Accept);
         let (key, value) = if self.config.use_keys {
             (key, value)
         } else {
@@ -440,9 +462,10 @@ impl Memory {
             value,
             stated_at: o.at,
             source: o.source,
+            kind,
             op,
             target: o.target,
-            inferred: cued.is_some(),
+            inferred,
         })
     }
 

@@ -749,3 +749,84 @@ proptest! {
         }
     }
 }
+
+/// One step of the staging property: a statement of a key with the kind
+/// the caller gives it (plan values are `p0`..`p3`, others `v0`..`v3`).
+#[derive(Clone, Debug)]
+enum Said {
+    Statement {
+        key: (usize, usize),
+        kind: pfm::fact::Kind,
+        plan_value: bool,
+        value: u8,
+        day: i64,
+        participant: usize,
+    },
+    Forget {
+        name: usize,
+    },
+}
+
+fn said() -> impl Strategy<Value = Said> {
+    use pfm::fact::Kind as K;
+    prop_oneof![
+        8 => (
+            (0..ENTITIES.len(), 0..SLOTS.len()),
+            prop::sample::select(vec![K::Speculation, K::Speculation, K::Completed, K::Other, K::Correction, K::Abandonment]),
+            any::<bool>(),
+            0u8..4,
+            0i64..400,
+            0..PARTICIPANTS.len(),
+        )
+            .prop_map(|(key, kind, plan_value, value, day, participant)| Said::Statement { key, kind, plan_value, value, day, participant }),
+        1 => (0..ENTITIES.len() + PARTICIPANTS.len()).prop_map(|name| Said::Forget { name }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    /// A random stream of plans, outcomes, corrections and abandonments,
+    /// under both orderings, never leaves a plan current: a key's current
+    /// value is one some statement other than a speculation made current,
+    /// and (verify) a key has at most one current value, plans none.
+    #[test]
+    fn prop_plans_never_become_current_by_themselves(steps in prop::collection::vec(said(), 1..40), event_time in any::<bool>()) {
+        use pfm::fact::Kind as K;
+        let ordering = if event_time { ChainOrder::EventTime } else { ChainOrder::Arrival };
+        let mut m = Memory::new(Config { ordering, merge: MergeMode::Inline, ..Config::default() }).unwrap();
+        let mut stated: HashSet<(Key, String)> = HashSet::new();
+        for s in steps {
+            match s {
+                Said::Statement { key: (e, sl), kind, plan_value, value, day: d, participant } => {
+                    let key = Key::new(ENTITIES[e], SLOTS[sl]).unwrap();
+                    let value = format!("{}{value}", if plan_value { "p" } else { "v" });
+                    let o = Observation::new(format!("{} {} {} {value}", ENTITIES[e], SLOTS[sl], kind.name()), day(d))
+                        .with_participants([PARTICIPANTS[participant]])
+                        .with_key(key.clone(), Some(&value))
+                        .with_kind(kind);
+                    m.observe(o).unwrap();
+                    if matches!(kind, K::Completed | K::Other | K::Correction) {
+                        stated.insert((key, value));
+                    }
+                }
+                Said::Forget { name } => {
+                    let name = ENTITIES.iter().chain(PARTICIPANTS.iter()).nth(name).unwrap();
+                    m.forget(&Forget::Entity((*name).to_owned()), day(0)).unwrap();
+                }
+            }
+            m.ledger().verify().map_err(TestCaseError::fail)?;
+            for f in m.ledger().active() {
+                if let (Some(key), Some(value)) = (&f.body.key, &f.body.value) {
+                    prop_assert!(stated.contains(&(key.clone(), value.to_string())), "{} = {} is current but was only planned", key, value);
+                    prop_assert!(f.state.entered_by == pfm::fact::Op::Accept || f.state.entered_by == pfm::fact::Op::Reject);
+                }
+            }
+            for f in m.ledger().facts() {
+                if matches!(f.state.status, Status::Pending | Status::Confirmed | Status::Abandoned) {
+                    prop_assert!(!f.state.is_current() && f.state.intervals.is_empty(), "plan {} was active", f.id());
+                }
+            }
+        }
+    }
+}

@@ -2,9 +2,8 @@
 //! annotator, as rules): a retraction ("… was wrong", "scratch that",
 //! "ignore the update about …", "not … after all"), a settling report
 //! ("confirmed: …", "checked, it is …") and a report without precedence
-//! (hearsay: "I heard …", "apparently …"). One declarative table; phrases
-//! are matched as token sequences of the normalized text, and `…` in a
-//! phrase is a gap (its parts in order, anywhere after each other).
+//! (hearsay: "I heard …", "apparently …"). One declarative table, matched
+//! as token sequences (`phrases`; `…` is a gap).
 //!
 //! Precision first: a cue only proposes an operation. The ledger applies it
 //! only where it fits the cell, and otherwise falls back to what a
@@ -16,6 +15,7 @@
 
 use std::sync::LazyLock;
 
+use super::phrases::{Table, compile, first_match};
 use crate::fact::Op;
 use crate::text;
 
@@ -78,52 +78,14 @@ pub static CUES: &[CueSpec] = &[
     },
 ];
 
-/// A phrase as its parts (split at gaps), each a token sequence.
-type Phrase = Vec<Vec<String>>;
-
 /// Each row's phrases, compiled.
-static COMPILED: LazyLock<Vec<(Op, Vec<Phrase>)>> = LazyLock::new(|| {
-    CUES.iter()
-        .map(|c| {
-            let phrases = c
-                .phrases
-                .iter()
-                .map(|p| {
-                    p.split('…')
-                        .map(|part| {
-                            let norm = text::normalize(part);
-                            text::tokens(&norm).map(str::to_owned).collect()
-                        })
-                        .collect()
-                })
-                .collect();
-            (c.op, phrases)
-        })
-        .collect()
-});
+static COMPILED: LazyLock<Table<Op>> =
+    LazyLock::new(|| compile(CUES.iter().map(|c| (c.op, c.phrases))));
 
 /// The operation the text's cues propose, if any.
 pub fn find_op(normalized: &str) -> Option<Op> {
     let toks: Vec<&str> = text::tokens(normalized).collect();
-    COMPILED
-        .iter()
-        .find(|(_, phrases)| phrases.iter().any(|parts| matches(&toks, parts)))
-        .map(|(op, _)| *op)
-}
-
-/// Whether every part occurs in order, each after the previous.
-fn matches(toks: &[&str], parts: &[Vec<String>]) -> bool {
-    let mut from = 0;
-    for part in parts {
-        let found = toks[from.min(toks.len())..]
-            .windows(part.len().max(1))
-            .position(|w| w.iter().zip(part).all(|(a, b)| a == b));
-        match found {
-            Some(i) => from += i + part.len(),
-            None => return false,
-        }
-    }
-    true
+    first_match(&COMPILED, &toks)
 }
 
 #[cfg(test)]

@@ -8,7 +8,9 @@
 //! skip this module.
 
 pub mod cues;
+pub mod gate;
 pub mod gazetteer;
+mod phrases;
 pub mod slots;
 
 use std::sync::{Arc, LazyLock};

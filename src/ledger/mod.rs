@@ -21,7 +21,10 @@
 //!    revoke, resolve, noop); `ledger/ops.rs` gives their rules, rollback along the
 //!    chain included. Plain keyed drafts are `accept`. A new head always
 //!    goes above the versions a rollback walked past, so the chain stays
-//!    one linear list.
+//!    one linear list. A keyed plain statement the speculation gate reads
+//!    as a plan (`Kind::Speculation`) is *staged* instead, off the chain,
+//!    and an abandonment retires plans without committing a value;
+//!    `ledger/plans.rs` gives those rules.
 //! 3. **Keyless.** The draft is *absorbed* into an active fact that shares an
 //!    entity when their content-token Jaccard is at least the threshold,
 //!    their value-bearing tokens (numbers, dates, capitalised names, quoted
@@ -50,6 +53,7 @@
 
 mod admission;
 mod ops;
+mod plans;
 mod retire;
 mod views;
 
@@ -64,7 +68,7 @@ pub use views::{AsOf, history_in, related_in};
 use crate::config::{AdmissionParams, ChainOrder, Config, ScoreParams};
 use crate::error::Result;
 use crate::fact::{
-    Fact, FactBody, FactId, FactState, Interval, Key, Op, Seq, Status, StatusChange, Usage,
+    Fact, FactBody, FactId, FactState, Interval, Key, Kind, Op, Seq, Status, StatusChange, Usage,
     name_key,
 };
 use crate::text;
@@ -89,6 +93,9 @@ pub struct Draft {
     pub stated_at: WallTime,
     /// Caller-supplied provenance.
     pub source: Option<String>,
+    /// What the statement says about when its value holds (the gate's
+    /// verdict or the caller's word); acts on keyed plain statements only.
+    pub kind: Kind,
     /// How the draft relates to its key's head (keyed drafts only).
     pub op: Op,
     /// The fact the operation names (an alternative to resolve to, the
@@ -183,6 +190,30 @@ pub enum Outcome {
         /// The supported fact.
         fact: FactId,
     },
+    /// A speculation: staged as a pending plan of its key, not current.
+    Staged {
+        /// The pending plan.
+        fact: FactId,
+    },
+    /// The statement made its value current and confirmed the key's
+    /// pending plan of that value.
+    Promoted {
+        /// The key's head now (the confirming statement, or the value it
+        /// restated).
+        fact: FactId,
+        /// The plan it confirmed.
+        plan: FactId,
+        /// The value it displaced, if any.
+        previous: Option<FactId>,
+    },
+    /// An abandonment: the key's pending plans it names (or all of them)
+    /// are retired; the statement is kept as a keyless fact.
+    Abandoned {
+        /// The statement, kept.
+        fact: FactId,
+        /// The plans abandoned.
+        plans: Vec<FactId>,
+    },
 }
 
 impl Outcome {
@@ -200,6 +231,9 @@ impl Outcome {
             Outcome::Revoked { .. } => "revoked",
             Outcome::Resolved { .. } => "resolved",
             Outcome::Supported { .. } => "supported",
+            Outcome::Staged { .. } => "staged",
+            Outcome::Promoted { .. } => "promoted",
+            Outcome::Abandoned { .. } => "abandoned",
         }
     }
 
@@ -211,7 +245,18 @@ impl Outcome {
             | Outcome::Rejected { previous, .. }
             | Outcome::Revoked { previous, .. } => Some(previous),
             Outcome::Contested { incumbent, .. } => Some(incumbent),
+            Outcome::Promoted { previous, .. } => previous,
             _ => None,
+        }
+    }
+
+    /// For a promotion, the plan it confirmed; for an abandonment, the
+    /// plans it retired.
+    pub fn plans(&self) -> Vec<FactId> {
+        match self {
+            Outcome::Promoted { plan, .. } => vec![*plan],
+            Outcome::Abandoned { plans, .. } => plans.clone(),
+            _ => Vec::new(),
         }
     }
 
@@ -250,7 +295,13 @@ impl Outcome {
             Outcome::Supported { fact } => vec![*fact],
             Outcome::Superseded { fact, previous } => vec![*fact, *previous],
             Outcome::Absorbed { into } => vec![*into],
-            Outcome::Duplicate { .. } | Outcome::History { .. } => Vec::new(),
+            Outcome::Duplicate { .. } | Outcome::History { .. } | Outcome::Staged { .. } => {
+                Vec::new()
+            }
+            Outcome::Promoted { fact, previous, .. } => {
+                std::iter::once(*fact).chain(*previous).collect()
+            }
+            Outcome::Abandoned { fact, .. } => vec![*fact],
             Outcome::Contested { incumbent, .. } => vec![*incumbent],
             Outcome::Rejected {
                 fact,
@@ -282,7 +333,10 @@ impl Outcome {
             | Outcome::Rejected { fact, .. }
             | Outcome::Revoked { fact, .. }
             | Outcome::Resolved { fact, .. }
-            | Outcome::Supported { fact } => fact,
+            | Outcome::Supported { fact }
+            | Outcome::Staged { fact }
+            | Outcome::Promoted { fact, .. }
+            | Outcome::Abandoned { fact, .. } => fact,
             Outcome::Absorbed { into } => into,
             Outcome::Duplicate { of } => of,
         }
@@ -352,6 +406,8 @@ pub struct Ledger {
     signatures: FxHashMap<FactId, Signature>,
     /// Canonical name (entity or participant) → retained facts naming it.
     facts_by_name: FxHashMap<Arc<str>, Vec<FactId>>,
+    /// Key → its pending plans (status `Pending`), oldest first.
+    pending_by_key: FxHashMap<Key, Vec<FactId>>,
     /// Facts written since the last commit finished (drained into
     /// [`Commit::touched`]): `fact_mut` and `new_fact` record every fact
     /// they hand out or create; the two writes that bypass them (usage
@@ -391,6 +447,7 @@ impl Ledger {
             absorb_buckets: FxHashMap::default(),
             signatures: FxHashMap::default(),
             facts_by_name: FxHashMap::default(),
+            pending_by_key: FxHashMap::default(),
             touched: Vec::new(),
             undo: None,
         }
@@ -435,6 +492,10 @@ impl Ledger {
                     .entry(key.clone())
                     .or_default()
                     .push(id);
+            }
+            if fact.state.status == Status::Pending {
+                let fact = fact.clone();
+                ledger.index_pending(id, &fact);
             }
             if current {
                 if let Some(key) = &body.key
@@ -561,6 +622,9 @@ impl Ledger {
             if self.fact(id).state.is_current() {
                 self.unindex_active(id);
             }
+            if self.fact(id).state.status == Status::Pending {
+                self.unindex_pending(id);
+            }
             if let Some(key) = &body.key {
                 remove_from(&mut self.versions_by_key, key, id);
             }
@@ -573,8 +637,14 @@ impl Ledger {
             if self.fact(id).state.is_current() {
                 self.unindex_active(id);
             }
+            if self.fact(id).state.status == Status::Pending {
+                self.unindex_pending(id);
+            }
         }
         for (id, before) in undo.saved {
+            if before.state.status == Status::Pending {
+                self.index_pending(id, &before);
+            }
             let current = before.state.is_current();
             let sig = Signature::of(&before.body.text, &text::normalize(&before.body.text));
             self.facts[id.0 as usize] = Some(before);
@@ -601,9 +671,21 @@ impl Ledger {
     }
 
     fn apply(&mut self, draft: Draft, u: Seq, t: WallTime, changes: &mut Vec<Change>) -> Outcome {
-        if draft.op != Op::Accept {
-            return self.apply_typed(draft, u, t, changes);
+        let (key, value, kind) = (draft.key.clone(), draft.value.clone(), draft.kind);
+        let outcome = match (draft.op, kind, &key) {
+            (Op::Accept, Kind::Speculation, Some(_)) => return self.stage(draft, u, t, changes),
+            (Op::Accept, Kind::Abandonment, Some(_)) => return self.abandon(draft, u, t, changes),
+            (Op::Accept, ..) => self.accept(draft, u, t, changes),
+            _ => self.apply_typed(draft, u, t, changes),
+        };
+        match (key, value) {
+            (Some(key), Some(value)) => self.settle_plans(&key, &value, kind, outcome, (u, t)),
+            _ => outcome,
         }
+    }
+
+    /// The commit rules for a plain statement (module docs, rules 1–3).
+    fn accept(&mut self, draft: Draft, u: Seq, t: WallTime, changes: &mut Vec<Change>) -> Outcome {
         let sig = Signature::of(&draft.text, &draft.normalized);
         if self.admission.dedup
             && let Some(of) = self.find_duplicate(&draft.normalized, &sig)
@@ -956,6 +1038,9 @@ impl Ledger {
     ///
     /// [`Edges::log`]: crate::fact::Edges::log
     fn set_status(&mut self, id: FactId, status: Status, u: Seq, t: WallTime) {
+        if self.fact(id).state.status == Status::Pending && status != Status::Pending {
+            self.unindex_pending(id);
+        }
         let state = &mut self.fact_mut(id).state;
         let prior = state.status;
         if prior == status {

@@ -64,7 +64,10 @@ impl Ledger {
         };
         let fits = self.precondition(&d).is_ok() && (d.op != Op::Contest || from_elsewhere());
         if !fits {
-            if matches!(d.op, Op::Revoke | Op::Reject) {
+            // A retraction must not state the value it retracts; a
+            // correction (reject with a value) states a value as plainly
+            // as an accept.
+            if d.op == Op::Revoke || (d.op == Op::Reject && d.value.is_none()) {
                 d.key = None;
                 d.value = None;
             }

@@ -126,6 +126,9 @@ impl Ledger {
         if self.fact(id).state.is_current() {
             self.unindex_active(id);
         }
+        if self.fact(id).state.status == Status::Pending {
+            self.unindex_pending(id);
+        }
         let fact = self.facts[id.0 as usize]
             .take()
             .expect("erase is called with retained facts only");
