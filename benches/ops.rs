@@ -13,6 +13,11 @@
 //! - `typed_commit/resolve`: the resolution of an untimed contest to its
 //!   alternative.
 //!
+//! - `gate/classify`: the speculation gate's classifier on one normalized
+//!   statement, cycling over plans, completed changes, corrections,
+//!   abandonments and plain statements (the target, issue 19: at most 2 µs
+//!   at the median).
+//!
 //! Corpus: seed 7, wide vocabulary (`shared/specs/synthetic-corpus.md`),
 //! 100,000 keyless facts plus 1,000 keyed cells with two values each; the
 //! operations cycle over the cells. Notes: compare medians side by side in
@@ -140,9 +145,38 @@ fn typed_commits(c: &mut Criterion) {
     group.finish();
 }
 
+/// Statements of each kind the gate tells apart, as they reach it.
+const STATEMENTS: [&str; 10] = [
+    "I might move the standup with Alex Rivera to 10am next week.",
+    "We're thinking about pushing the Halcyon launch to Dec 3.",
+    "I'm planning to raise my day rate to $1,200 in January.",
+    "The Halcyon launch finally moved to Dec 3.",
+    "I've been living in Tacoma since March.",
+    "Actually, the budget cap for Halcyon is $45k, not $50k.",
+    "The Seattle move fell through, so I'm staying in Portland after all.",
+    "The standup with Alex Rivera is moved to 10:45am.",
+    "The budget cap for Halcyon is 45,000 EUR.",
+    "Priya Natarajan's day rate is now $1,150.",
+];
+
+fn gate(c: &mut Criterion) {
+    let normalized: Vec<String> = STATEMENTS.iter().map(|s| pfm::text::normalize(s)).collect();
+    let mut group = c.benchmark_group("gate");
+    group.bench_function("classify", |b| {
+        let mut i = 0;
+        b.iter(|| {
+            i += 1;
+            black_box(pfm::extract::gate::classify(
+                &normalized[i % normalized.len()],
+            ))
+        })
+    });
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(30).measurement_time(Duration::from_secs(4));
-    targets = typed_commits
+    targets = gate, typed_commits
 }
 criterion_main!(benches);

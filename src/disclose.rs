@@ -31,6 +31,8 @@ pub struct Disclose {
     pub alternatives: bool,
     /// The value the current one displaced, and until when it held.
     pub history: bool,
+    /// The key's pending plans (staged speculations) and when each was said.
+    pub pending: bool,
 }
 
 impl Disclose {
@@ -39,6 +41,7 @@ impl Disclose {
         support: false,
         alternatives: false,
         history: false,
+        pending: false,
     };
 
     /// Whether nothing is disclosed.
@@ -82,6 +85,17 @@ impl Disclose {
             until.write_date(&mut part);
             parts.push(part);
         }
+        if self.pending
+            && let Some(key) = &fact.body.key
+        {
+            for plan in timeline.plans(key).iter().take(SHOWN_ALTERNATIVES) {
+                if let Some(p) = timeline.get(*plan) {
+                    let mut part = format!("planned: {}, ", value(p));
+                    p.body.stated_at.write_date(&mut part);
+                    parts.push(part);
+                }
+            }
+        }
         if self.support && fact.state.support > 1 {
             parts.push(format!("{} observations", fact.state.support));
         }
@@ -98,9 +112,10 @@ impl TryFrom<Vec<String>> for Disclose {
                 "support" => d.support = true,
                 "alternatives" => d.alternatives = true,
                 "history" => d.history = true,
+                "pending" => d.pending = true,
                 other => {
                     return Err(Error::InvalidConfig(format!(
-                        "disclose mode {other:?}: use any of \"support\", \"alternatives\", \"history\""
+                        "disclose mode {other:?}: use any of \"support\", \"alternatives\", \"history\", \"pending\""
                     )));
                 }
             }
@@ -115,6 +130,7 @@ impl From<Disclose> for Vec<String> {
             (d.support, "support"),
             (d.alternatives, "alternatives"),
             (d.history, "history"),
+            (d.pending, "pending"),
         ]
         .into_iter()
         .filter(|(on, _)| *on)

@@ -612,6 +612,7 @@ fn disclosure_appends_alternatives_history_and_support_when_they_fit() {
         support: true,
         alternatives: true,
         history: true,
+        pending: true,
     };
     let block = ask(all, 800);
     assert!(

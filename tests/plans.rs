@@ -222,3 +222,33 @@ fn plans_are_bounded_survive_a_restore_and_roll_back_with_a_refused_batch() {
     assert!(m.ledger().pending_plans(&launch()).is_empty());
     m.ledger().verify().unwrap();
 }
+
+#[test]
+fn a_plan_shows_in_a_block_only_when_disclosed() {
+    use pfm::disclose::Disclose;
+    let mut m = store();
+    say(&mut m, "The Halcyon launch date is Nov 10.", 1);
+    say(&mut m, "I think the Halcyon launch might move to Dec 3.", 2);
+    let ask = |d: Disclose| {
+        m.retrieve(&Request::new("when is the Halcyon launch", day(30)).with_disclose(d))
+            .unwrap()
+            .text
+    };
+    let plain = ask(Disclose::NONE);
+    assert!(
+        !plain.contains("dec 3") && !plain.contains("Dec 3"),
+        "{plain}"
+    );
+    let disclosed = ask(Disclose {
+        pending: true,
+        ..Disclose::NONE
+    });
+    assert!(
+        disclosed.ends_with("Nov 10. (planned: dec 3, 2025-06-02)"),
+        "{disclosed}"
+    );
+    // The version lists the plan for reads; confirmed, it is gone from there.
+    assert_eq!(m.version().timeline.plans(&launch()).len(), 1);
+    say(&mut m, "The Halcyon launch finally moved to Dec 3.", 3);
+    assert!(m.version().timeline.plans(&launch()).is_empty());
+}

@@ -217,6 +217,18 @@ fn check(m: &Memory, ordering: ChainOrder) -> Result<(), TestCaseError> {
         prop_assert_eq!(timeline, ledger, "as of {:?}", at);
     }
 
+    // The version lists each key's pending plans as the ledger does.
+    for f in m.ledger().facts() {
+        if let Some(key) = &f.body.key {
+            prop_assert_eq!(
+                version.timeline.plans(key),
+                m.ledger().pending_plans(key),
+                "key {}",
+                key
+            );
+        }
+    }
+
     // The surviving value is the last to arrive (arrival order) or the latest
     // stated (event time), whenever the key has one.
     let mut versions: HashMap<Key, Vec<&pfm::Fact>> = HashMap::new();

@@ -20,9 +20,10 @@ use std::sync::Arc;
 
 use super::segment::DocInput;
 use crate::error::Result;
-use crate::fact::{Fact, FactId};
+use crate::fact::{Fact, FactId, Key, Status};
 use crate::graph::Graph;
 use crate::ledger::{AsOf, history_in, names_of, related_in};
+use crate::pmap::PMap;
 
 /// The retained facts of one version.
 ///
@@ -35,6 +36,10 @@ pub struct Timeline {
     facts: imbl::Vector<Option<Arc<Fact>>>,
     /// How many are `Some`.
     retained: usize,
+    /// Key → its pending plans (status `Pending`), oldest first: what a
+    /// block discloses as planned and a fact read lists. Plans are rare, so
+    /// this map is small.
+    plans: PMap<Key, Vec<FactId>>,
 }
 
 impl Timeline {
@@ -47,19 +52,50 @@ impl Timeline {
         while self.facts.len() <= i {
             self.facts.push_back(None);
         }
-        match &self.facts[i] {
-            Some(held) if Arc::ptr_eq(held, fact) => {}
+        let was_pending = match &self.facts[i] {
+            Some(held) if Arc::ptr_eq(held, fact) => return,
             held => {
                 self.retained += usize::from(held.is_none());
-                self.facts.set(i, Some(fact.clone()));
+                held.as_ref()
+                    .is_some_and(|h| h.state.status == Status::Pending)
             }
+        };
+        self.facts.set(i, Some(fact.clone()));
+        let pending = fact.state.status == Status::Pending;
+        if let Some(key) = fact.body.key.as_ref().filter(|_| was_pending != pending) {
+            self.list_plan(key, fact.id(), pending);
         }
+    }
+
+    /// Adds a plan to its key's list, or takes it off.
+    fn list_plan(&mut self, key: &Key, id: FactId, pending: bool) {
+        let mut plans = self.plans.get(key).cloned().unwrap_or_default();
+        plans.retain(|p| *p != id);
+        if pending {
+            plans.push(id);
+            plans.sort_unstable();
+        }
+        if plans.is_empty() {
+            self.plans.remove(key);
+        } else {
+            self.plans.insert(key.clone(), plans);
+        }
+    }
+
+    /// The pending plans of a key, oldest first.
+    pub fn plans(&self, key: &Key) -> &[FactId] {
+        self.plans.get(key).map(Vec::as_slice).unwrap_or(&[])
     }
 
     /// Forgets an erased fact.
     pub fn erase(&mut self, id: FactId) {
         let i = id.0 as usize;
-        if self.facts.get(i).is_some_and(Option::is_some) {
+        if let Some(Some(held)) = self.facts.get(i) {
+            if held.state.status == Status::Pending
+                && let Some(key) = held.body.key.clone()
+            {
+                self.list_plan(&key, id, false);
+            }
             self.facts.set(i, None);
             self.retained -= 1;
         }

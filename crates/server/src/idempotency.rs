@@ -65,6 +65,9 @@ pub struct Acked {
     /// For `resolved`: the versions it contradicted.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub contradicted: Vec<u64>,
+    /// For `promoted`: the plan it confirmed; for `abandoned`: the plans.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub plans: Vec<u64>,
     /// The key it was filed under; not stored (invariant 4).
     #[serde(skip)]
     pub key: Option<String>,
@@ -80,6 +83,7 @@ impl From<Receipt> for Acked {
             newer: r.outcome.newer().map(|f| f.0),
             reinstated: r.outcome.reinstated().map(|f| f.0),
             contradicted: r.outcome.contradicted().iter().map(|f| f.0).collect(),
+            plans: r.outcome.plans().iter().map(|f| f.0).collect(),
             key: r.key.as_ref().map(Key::to_string),
         }
     }
@@ -211,6 +215,7 @@ mod tests {
             newer: None,
             reinstated: None,
             contradicted: Vec::new(),
+            plans: Vec::new(),
             key: Some("alex/room".into()),
         }
     }

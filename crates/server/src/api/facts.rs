@@ -30,14 +30,39 @@ pub struct FactOut {
     pub history: Vec<Fact>,
     /// What hangs off those versions, oldest first: alternatives (status
     /// `alternative` while pending, `edges.alternative_of` naming the value
-    /// contested) and tombstones (status `tombstone`, `edges.revokes` naming
-    /// the value retracted).
+    /// contested), tombstones (status `tombstone`, `edges.revokes` naming
+    /// the value retracted) and the key's pending plans (status `pending`).
     #[schema(value_type = Vec<Object>)]
     pub related: Vec<Fact>,
+    /// For a pending plan: what settles it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conditions: Option<Conditions>,
     /// With `?as_of=SEQ`: each of those facts' status just after commit
     /// SEQ (`null`: it did not exist yet), as it was then.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub as_of: Option<Vec<StatusAt>>,
+}
+
+/// What settles a pending plan (AgentMemGate's resolution conditions, as
+/// the ledger applies them).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Conditions {
+    /// What confirms the plan (its value becomes current).
+    pub confirm: String,
+    /// What abandons it.
+    pub abandon: String,
+}
+
+impl Conditions {
+    fn of(plan: &Fact) -> Option<Conditions> {
+        let (key, value) = (plan.body.key.as_ref()?, plan.body.value.as_deref()?);
+        (plan.state.status == Status::Pending).then(|| Conditions {
+            confirm: format!("a statement that makes {key} = {value:?} current"),
+            abandon: format!(
+                "an abandonment of the plan (\"decided not to\", \"fell through\", \"staying … after all\"), or a completed change or correction of {key} to another value"
+            ),
+        })
+    }
 }
 
 /// A fact's status at a past commit.
@@ -74,7 +99,18 @@ pub async fn fact(
     let id = FactId(id);
     let fact = version.timeline.get(id).ok_or(Error::UnknownFact(id))?;
     let history = version.timeline.history(id)?;
-    let related = version.timeline.related(&history);
+    let mut related = version.timeline.related(&history);
+    if let Some(key) = &fact.body.key {
+        related.extend(
+            version
+                .timeline
+                .plans(key)
+                .iter()
+                .filter_map(|p| version.timeline.get(*p)),
+        );
+        related.sort_by_key(|f| f.id());
+        related.dedup_by_key(|f| f.id());
+    }
     let as_of = query.as_of.map(|seq| {
         std::iter::once(fact)
             .chain(history.iter().copied())
@@ -86,6 +122,7 @@ pub async fn fact(
             .collect()
     });
     let out = FactOut {
+        conditions: Conditions::of(fact),
         fact: fact.clone(),
         related: related.into_iter().cloned().collect(),
         history: history.into_iter().cloned().collect(),

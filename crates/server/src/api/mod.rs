@@ -21,7 +21,7 @@ pub mod service;
 pub use args::{KeyArg, TimeArg};
 pub use auth::Authed;
 pub use contexts::{ContextOut, register_context, unregister_context};
-pub use facts::{FactOut, ForgetIn, ForgetOut, StatusAt, fact, forget};
+pub use facts::{Conditions, FactOut, ForgetIn, ForgetOut, StatusAt, fact, forget};
 pub use observe::{ObservationIn, ObserveBatch, ObserveOut, ReceiptOut, observe};
 pub use retrieve::{AsOfArg, FactLine, Mode, RetrieveIn, RetrieveOut, TimingsOut, retrieve_block};
 pub use service::{ApiDoc, Health, healthz, openapi};

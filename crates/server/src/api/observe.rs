@@ -14,7 +14,7 @@ use crate::error::{ApiError, ApiJson, ErrorBody};
 use crate::idempotency::{Acked, check_id};
 use crate::writer::WriteOp;
 use crate::{AppState, Limits};
-use pfm::fact::{FactId, Op};
+use pfm::fact::{FactId, Kind, Op};
 use pfm::limits::check_names;
 use pfm::memory::Observation;
 
@@ -65,6 +65,17 @@ pub struct ObservationIn {
     /// when `key` is absent.
     #[serde(default)]
     pub target: Option<u64>,
+    /// What the statement says about when its value holds, if you know
+    /// (it overrides the speculation gate's reading of the text):
+    /// `speculation` (a plan or possibility: staged as a pending plan of
+    /// its key, never current, until a statement makes the value current —
+    /// receipt `promoted` — or it is abandoned), `completed` (the change
+    /// happened), `correction` (the current value was wrong), `abandonment`
+    /// (a plan given up: the key's plans are retired and no value is
+    /// committed), `other`.
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub kind: Option<Kind>,
 }
 
 impl ObservationIn {
@@ -85,6 +96,7 @@ impl ObservationIn {
         }
         o.source = self.source;
         o = o.with_op(self.op.unwrap_or_default(), self.target.map(FactId));
+        o.kind = self.kind;
         o.validate()?;
         Ok(o)
     }
@@ -106,9 +118,11 @@ pub struct ReceiptOut {
     /// The commit that applied it.
     pub seq: u64,
     /// `created`, `superseded`, `reobserved`, `absorbed`, `duplicate`,
-    /// `history` (event-time ordering placed it behind a newer value), or
-    /// for a typed operation `contested`, `rejected`, `revoked`,
-    /// `resolved`, `supported`.
+    /// `history` (event-time ordering placed it behind a newer value), for
+    /// a typed operation `contested`, `rejected`, `revoked`, `resolved`,
+    /// `supported`, and from the speculation gate `staged` (a plan, not
+    /// current), `promoted` (the value is current and confirmed a plan),
+    /// `abandoned` (plans retired; the statement kept without a key).
     pub outcome: String,
     /// The fact it created, restated, was absorbed into or duplicated; for
     /// `contested` the new alternative, for `revoked` (and `rejected`
@@ -127,6 +141,10 @@ pub struct ReceiptOut {
     /// For `resolved`: the versions the resolution contradicted.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub contradicted: Vec<u64>,
+    /// For `promoted`: the plan the statement confirmed; for `abandoned`:
+    /// the plans it retired.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub plans: Vec<u64>,
     /// For `history`: the newer version it was placed under.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub newer: Option<u64>,
@@ -144,6 +162,7 @@ impl From<Acked> for ReceiptOut {
             previous: a.previous,
             reinstated: a.reinstated,
             contradicted: a.contradicted,
+            plans: a.plans,
             newer: a.newer,
             key: a.key,
         }

@@ -6,8 +6,9 @@ use serde::Serialize;
 use utoipa::{OpenApi, ToSchema};
 
 use super::{
-    AsOfArg, ContextOut, FactLine, FactOut, ForgetIn, ForgetOut, KeyArg, Mode, ObservationIn,
-    ObserveBatch, ObserveOut, ReceiptOut, RetrieveIn, RetrieveOut, StatusAt, TimeArg, TimingsOut,
+    AsOfArg, Conditions, ContextOut, FactLine, FactOut, ForgetIn, ForgetOut, KeyArg, Mode,
+    ObservationIn, ObserveBatch, ObserveOut, ReceiptOut, RetrieveIn, RetrieveOut, StatusAt,
+    TimeArg, TimingsOut,
 };
 use crate::AppState;
 use crate::error::ErrorBody;
@@ -35,7 +36,7 @@ pub async fn healthz(State(state): State<AppState>) -> axum::Json<Health> {
 #[openapi(
     info(title = "pfm", description = "Personal fact memory for LLM agents: never stale, never the wrong person, never late."),
     paths(super::observe::observe, super::retrieve::retrieve_block, super::contexts::register_context, super::contexts::unregister_context, super::facts::fact, super::facts::forget, healthz),
-    components(schemas(ObservationIn, ObserveBatch, KeyArg, TimeArg, ObserveOut, ReceiptOut, RetrieveIn, Mode, AsOfArg, RetrieveOut, FactLine, TimingsOut, ContextOut, FactOut, StatusAt, ForgetIn, ForgetOut, Health, ErrorBody)),
+    components(schemas(ObservationIn, ObserveBatch, KeyArg, TimeArg, ObserveOut, ReceiptOut, RetrieveIn, Mode, AsOfArg, RetrieveOut, FactLine, TimingsOut, ContextOut, FactOut, StatusAt, Conditions, ForgetIn, ForgetOut, Health, ErrorBody)),
     modifiers(&BearerAuth)
 )]
 pub struct ApiDoc;
