@@ -282,3 +282,31 @@ fn probes_structured_path_recovers_every_retraction_and_settles_every_conflict()
         "the archive holds stale values: {raw_deep:?}"
     );
 }
+
+/// The speculation gate on the split its rules were written from: no plan
+/// is ever current, every completed change commits at once; the ungated
+/// arm is contaminated on the same conversations.
+#[test]
+fn the_gate_keeps_every_core_plan_out_of_the_store() {
+    let rows = pfm_harness::eval::speculation::run().unwrap();
+    let row = |split: &str, arm: &str| {
+        rows.iter()
+            .find(|r| r.split == split && r.arm == arm)
+            .unwrap()
+    };
+    let gated = row("core", "gated");
+    assert_eq!(
+        (gated.pending_contamination.k, gated.end_contamination.k),
+        (0, 0),
+        "{gated:?}"
+    );
+    assert_eq!(gated.immediate_commit.k, gated.immediate_commit.n);
+    assert_eq!(gated.task_accuracy.k, gated.task_accuracy.n, "{gated:?}");
+    let ungated = row("core", "ungated");
+    assert_eq!(
+        ungated.pending_contamination.k,
+        ungated.pending_contamination.n
+    );
+    let held = row("held-out", "gated");
+    assert_eq!(held.over_held.k, 0, "controls commit at once: {held:?}");
+}

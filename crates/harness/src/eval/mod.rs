@@ -9,6 +9,7 @@
 //! - [`slices`]: the benchmark slices of Appendix N;
 //! - [`studies`]: identity, abstention, ablation and slices (Tables 3, 13, 22);
 //! - [`provenance`]: the P-Mem probes (retraction, conflict, revision chains);
+//! - [`speculation`]: the speculation-gate study (AgentMemGate);
 //! - `cells`: a rate with its interval and the `ours · paper` cell, which
 //!   `report` and `studies::tables` share;
 //! - [`report`]: summaries, `eval/RESULTS.md` (the paper's value beside
@@ -28,6 +29,7 @@ pub mod paper;
 pub mod provenance;
 pub mod report;
 pub mod slices;
+pub mod speculation;
 pub mod stats;
 pub mod studies;
 pub mod templates;
@@ -174,6 +176,8 @@ pub struct Evaluation {
     pub studies: studies::Judgements,
     /// The P-Mem probes, when run.
     pub probes: Option<provenance::Probes>,
+    /// The speculation-gate study, when run (with the probes).
+    pub gate: Option<Vec<speculation::Row>>,
     /// Wall time of the run.
     pub elapsed: Duration,
 }
@@ -356,11 +360,11 @@ pub fn run(options: &EvalOptions) -> Result<Evaluation> {
     } else {
         studies::Judgements::new()
     };
-    let probes = if options.probes {
-        bar.set_message("P-Mem probes: retraction, conflict, revision chains");
-        Some(provenance::run()?)
+    let (probes, gate) = if options.probes {
+        bar.set_message("P-Mem probes and the speculation gate");
+        (Some(provenance::run()?), Some(speculation::run()?))
     } else {
-        None
+        (None, None)
     };
     bar.finish_and_clear();
     Ok(Evaluation {
@@ -370,6 +374,7 @@ pub fn run(options: &EvalOptions) -> Result<Evaluation> {
         noise,
         studies,
         probes,
+        gate,
         elapsed: started.elapsed(),
     })
 }

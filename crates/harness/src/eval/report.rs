@@ -166,6 +166,8 @@ pub struct Summary {
     pub studies: Option<Studies>,
     /// The P-Mem probes, when they ran.
     pub probes: Option<super::provenance::Probes>,
+    /// The speculation-gate study, when it ran.
+    pub gate: Option<Vec<super::speculation::Row>>,
     /// Bootstrap replicates behind each interval.
     pub bootstrap_reps: usize,
     /// Wall time of the run, seconds.
@@ -241,6 +243,7 @@ pub fn summarize(eval: &Evaluation) -> Summary {
         accounting: eval.accounting.clone(),
         studies: (!eval.studies.is_empty()).then(|| tables::summarize(&eval.studies, reps)),
         probes: eval.probes.clone(),
+        gate: eval.gate.clone(),
         bootstrap_reps: reps,
         elapsed_s: eval.elapsed.as_secs_f64(),
     }
@@ -448,6 +451,9 @@ pub fn markdown(summary: &Summary, meta: &RunMeta) -> String {
     }
     if let Some(probes) = &summary.probes {
         super::provenance::markdown(w, probes);
+    }
+    if let Some(gate) = &summary.gate {
+        super::speculation::markdown(w, gate);
     }
     md
 }

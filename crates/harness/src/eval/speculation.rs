@@ -1,0 +1,590 @@
+//! The speculation-gate study (the AgentMemGate paper, Sections 4–6;
+//! Tables 2 and 3): does a plan enter the store as a current value?
+//!
+//! The paper's plan-to-outcome data is not public, so this is the generator
+//! its Table 1 describes. A conversation is about one user field (home
+//! city, grocery store, employer, …): a first session states the current
+//! value, a second a plan to change it (a speculation of one of five hedge
+//! strengths), a third (maybe) the outcome — the plan came true, was
+//! abandoned, or stays open — with unrelated turns between; a *control*
+//! states a completed change with no plan before it. Keys are given
+//! (the paper fixes field matching too); the gate reads each statement's
+//! text, so classification is what is measured.
+//!
+//! Splits: `core` (60: 20 per outcome), `held-out` (147: 44 per outcome and
+//! 15 controls, long free-text values), `hedge` (5 strengths × 20 open
+//! plans) and `confirmation` (4 wordings × 20 plans that came true).
+//! **Template families**: the gate's table was written from family A's
+//! phrasings; `core` uses family A, every other split family B, phrasings
+//! the rules were not written from, so a miss there is a real miss.
+//!
+//! Metrics (paper Section 4), each with a Wilson 95% interval:
+//! pending-window contamination (an at-risk plan — abandoned or open — is
+//! the field's current value at any point while it is pending), at-end
+//! contamination, immediate commit (a completed change is current right
+//! after it is said), over-holding (a control's change is not), and task
+//! accuracy (one probe of the final store: its current value is the true
+//! one and the block holds it; a statement that merely names the other
+//! value, such as a kept abandonment, does not count against it).
+//!
+//! The outcome statements carry the field's value as given keys do, so in
+//! the `ungated` and `plan-typed` arms an abandonment that names the plan's
+//! value commits it, as a literal extractor would. Arms: `ungated` (every statement commits as said), `plan-typed`
+//! (a statement the gate calls a speculation is written under a separate
+//! `<field>_plan` key, hidden from reads; nothing promotes it) and `gated`.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use super::cells::cell;
+use super::stats::{Z95, wilson};
+use pfm::config::Config;
+use pfm::error::Result;
+use pfm::extract::gate;
+use pfm::fact::Kind;
+use pfm::{Key, Memory, Observation, Request, WallTime, text};
+
+/// A user field: its name, how a sentence names it, and its values.
+struct Field {
+    slot: &'static str,
+    noun: &'static str,
+    short: [&'static str; 4],
+    long: [&'static str; 4],
+}
+
+static FIELDS: [Field; 4] = [
+    Field {
+        slot: "home_city",
+        noun: "the city I live in",
+        short: ["Seattle", "Tacoma", "Portland", "Boise"],
+        long: [
+            "a loft near the waterfront in Seattle",
+            "my aunt's old house in Tacoma",
+            "a shared flat in southeast Portland",
+            "the cabin outside Boise",
+        ],
+    },
+    Field {
+        slot: "grocery_store",
+        noun: "my grocery store",
+        short: ["Safeway", "Trader Joe's", "Whole Foods", "Aldi"],
+        long: [
+            "the co-op on Fifth Street",
+            "the Korean market by the station",
+            "the farm stand on Route 9",
+            "the big Costco out by the highway",
+        ],
+    },
+    Field {
+        slot: "employer",
+        noun: "where I work",
+        short: ["Acme", "Globex", "Initech", "Umbrella"],
+        long: [
+            "the design studio on Pine Street",
+            "the county hospital's lab",
+            "a small robotics startup downtown",
+            "the public library system",
+        ],
+    },
+    Field {
+        slot: "gym",
+        noun: "my gym",
+        short: ["Crunch", "Equinox", "Planet Fitness", "the YMCA"],
+        long: [
+            "the climbing gym in the old warehouse",
+            "the pool at the community center",
+            "a boxing club on Main",
+            "the yoga place above the bakery",
+        ],
+    },
+];
+
+/// Family A: the phrasings the gate's table was written from. `{n}` is the
+/// field's noun, `{v}` the value.
+mod family_a {
+    pub const CURRENT: [&str; 5] = [
+        "{n} is {v}.",
+        "Right now {n} is {v}.",
+        "These days {n} is {v}.",
+        "For context, {n} is {v}.",
+        "Currently {n} is {v}.",
+    ];
+    /// By hedge strength 1 (firm) to 5 (a bare possibility), two each.
+    pub const PLANS: [[&str; 2]; 5] = [
+        [
+            "I'm scheduled to change {n} to {v}.",
+            "I will switch {n} to {v} soon.",
+        ],
+        [
+            "I'm planning to change {n} to {v}.",
+            "I'm going to make {v} {n}.",
+        ],
+        [
+            "I'm hoping to change {n} to {v}.",
+            "I want to make {v} {n}.",
+        ],
+        [
+            "I'm thinking about making {v} {n}.",
+            "I'm considering {v} for {n}.",
+        ],
+        ["I might change {n} to {v}.", "Maybe {v} will be {n}."],
+    ];
+    pub const CONFIRM: [&str; 4] = [
+        "I finally switched: {n} is {v}.",
+        "It happened: {n} is officially {v}.",
+        "As of today {n} is {v}.",
+        "We did it, {n} is {v} now.",
+    ];
+    pub const ABANDON: [&str; 4] = [
+        "I decided not to change {n} to {v}.",
+        "The switch to {v} fell through.",
+        "I changed my mind about {v}.",
+        "I'm not going to make {v} {n}.",
+    ];
+    pub const COMPLETED: [&str; 2] = ["I just moved: {n} is {v}.", "I finally changed {n} to {v}."];
+}
+
+/// Family B: phrasings the gate's table was not written from.
+mod family_b {
+    pub const CURRENT: [&str; 5] = [
+        "I should mention {n} is {v}.",
+        "{n}? That would be {v}.",
+        "Quick fact about me: {n} is {v}.",
+        "{v} is {n}, has been for a while.",
+        "If it matters, {n} is {v}.",
+    ];
+    pub const PLANS: [[&str; 2]; 5] = [
+        [
+            "It's on the calendar: {n} becomes {v} next month.",
+            "The paperwork for {v} as {n} is filed.",
+        ],
+        [
+            "My plan is to make {v} {n}.",
+            "Next month {n} becomes {v}, that's the idea.",
+        ],
+        [
+            "I'd love for {n} to be {v} someday.",
+            "Part of me wants {v} as {n}.",
+        ],
+        [
+            "I've been toying with {v} for {n}.",
+            "I keep weighing {v} for {n}.",
+        ],
+        [
+            "There's a chance {n} ends up being {v}.",
+            "Who knows, {n} could be {v} eventually.",
+        ],
+    ];
+    pub const CONFIRM: [&str; 4] = [
+        "Done deal: {n} is now {v}.",
+        "Settled in nicely, {n} is {v}.",
+        "{v} is {n} now, moved over last week.",
+        "Signed everything, {n} is {v}.",
+    ];
+    pub const ABANDON: [&str; 4] = [
+        "Scrap the {v} idea.",
+        "{v} isn't happening.",
+        "Forget about {v}, not worth it.",
+        "We dropped the {v} plan.",
+    ];
+    pub const COMPLETED: [&str; 2] = [
+        "Moved over to {v} last week, so {n} is {v}.",
+        "{n} switched to {v} yesterday.",
+    ];
+}
+
+const FILLER: [&str; 6] = [
+    "The weather has been great lately.",
+    "I watched a documentary about octopuses last night.",
+    "My sister is visiting next weekend.",
+    "I'm reading a long novel about sailors.",
+    "Traffic was awful this morning.",
+    "I tried a new pasta recipe yesterday.",
+];
+
+/// How a conversation's plan ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Bucket {
+    /// The plan came true (a completed statement of its value).
+    CameTrue,
+    /// The plan was abandoned.
+    Abandoned,
+    /// No outcome before the end.
+    Open,
+    /// No plan: a completed change, which must commit at once.
+    Control,
+}
+
+/// The arms.
+pub const ARMS: [&str; 3] = ["ungated", "plan-typed", "gated"];
+
+/// One split's conversations.
+struct Conversation {
+    field: &'static Field,
+    bucket: Bucket,
+    current: String,
+    next: String,
+    /// Each turn's text and what it is.
+    turns: Vec<(String, Role)>,
+}
+
+/// What a turn of a conversation is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Role {
+    /// Unrelated talk (no key).
+    Filler,
+    /// The field's current value.
+    Current,
+    /// The plan (a speculation of the next value).
+    Plan,
+    /// The plan's outcome, or a control's completed change.
+    Outcome,
+}
+
+fn fill(t: &str, f: &Field, v: &str) -> String {
+    let s = t.replace("{n}", f.noun).replace("{v}", v);
+    let mut c = s.chars();
+    c.next()
+        .map(|x| x.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
+}
+
+/// Builds one conversation.
+#[allow(clippy::too_many_arguments)]
+fn conversation(
+    i: usize,
+    bucket: Bucket,
+    long: bool,
+    b: bool,
+    strength: usize,
+    confirm: usize,
+    fillers: usize,
+) -> Conversation {
+    let field = &FIELDS[i % FIELDS.len()];
+    let values = if long { &field.long } else { &field.short };
+    let (current, next) = (
+        values[i % 4].to_owned(),
+        values[(i + 1 + i / 4) % 4].to_owned(),
+    );
+    let next = if next == current {
+        values[(i + 2) % 4].to_owned()
+    } else {
+        next
+    };
+    let (cur, plans, conf, aband, comp) = if b {
+        (
+            &family_b::CURRENT,
+            &family_b::PLANS,
+            &family_b::CONFIRM,
+            &family_b::ABANDON,
+            &family_b::COMPLETED,
+        )
+    } else {
+        (
+            &family_a::CURRENT,
+            &family_a::PLANS,
+            &family_a::CONFIRM,
+            &family_a::ABANDON,
+            &family_a::COMPLETED,
+        )
+    };
+    let filler = |k: usize| (FILLER[(i + k) % FILLER.len()].to_owned(), Role::Filler);
+    let mut turns = vec![
+        (fill(cur[i % cur.len()], field, &current), Role::Current),
+        filler(0),
+    ];
+    match bucket {
+        Bucket::Control => turns.push((fill(comp[i % comp.len()], field, &next), Role::Outcome)),
+        _ => turns.push((fill(plans[strength][i % 2], field, &next), Role::Plan)),
+    }
+    turns.extend((1..=fillers).map(filler));
+    match bucket {
+        Bucket::CameTrue => turns.push((fill(conf[confirm], field, &next), Role::Outcome)),
+        Bucket::Abandoned => {
+            turns.push((fill(aband[i % aband.len()], field, &next), Role::Outcome))
+        }
+        Bucket::Open | Bucket::Control => {}
+    }
+    turns.push(filler(7));
+    Conversation {
+        field,
+        bucket,
+        current,
+        next,
+        turns,
+    }
+}
+
+/// A split: its name, its family, its conversations.
+fn splits() -> Vec<(&'static str, &'static str, Vec<Conversation>)> {
+    let mut out = Vec::new();
+    let buckets = [Bucket::CameTrue, Bucket::Abandoned, Bucket::Open];
+    let core = (0..60)
+        .map(|i| conversation(i, buckets[i % 3], false, false, i % 5, i % 4, 2))
+        .collect();
+    out.push(("core", "A", core));
+    let mut held: Vec<Conversation> = (0..132)
+        .map(|i| conversation(i, buckets[i % 3], true, true, i % 5, i % 4, 1))
+        .collect();
+    held.extend((0..15).map(|i| conversation(i, Bucket::Control, true, true, 0, 0, 1)));
+    out.push(("held-out", "B", held));
+    for (s, name) in HEDGE_NAMES.iter().enumerate() {
+        let c = (0..20)
+            .map(|i| conversation(i, Bucket::Open, false, true, s, 0, 2))
+            .collect();
+        out.push((*name, "B", c));
+    }
+    for (w, name) in CONFIRM_NAMES.iter().enumerate() {
+        let c = (0..20)
+            .map(|i| conversation(i, Bucket::CameTrue, false, true, i % 5, w, 2))
+            .collect();
+        out.push((*name, "B", c));
+    }
+    out
+}
+
+const HEDGE_NAMES: [&str; 5] = [
+    "hedge 1 (firm)",
+    "hedge 2",
+    "hedge 3",
+    "hedge 4",
+    "hedge 5 (vague)",
+];
+const CONFIRM_NAMES: [&str; 4] = [
+    "confirmation 1",
+    "confirmation 2",
+    "confirmation 3",
+    "confirmation 4",
+];
+
+/// k of n.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct Count {
+    /// Successes.
+    pub k: usize,
+    /// Trials.
+    pub n: usize,
+}
+
+impl Count {
+    fn add(&mut self, hit: bool) {
+        self.k += usize::from(hit);
+        self.n += 1;
+    }
+
+    fn cell(&self, paper: Option<f64>) -> String {
+        if self.n == 0 {
+            return "—".into();
+        }
+        let ci = wilson(self.k as u64, self.n as u64, Z95);
+        format!(
+            "{} ({}/{})",
+            cell(self.k as f64 / self.n as f64, Some(ci), paper),
+            self.k,
+            self.n
+        )
+    }
+}
+
+/// One arm on one split.
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    /// Split.
+    pub split: &'static str,
+    /// Template family.
+    pub family: &'static str,
+    /// Arm.
+    pub arm: &'static str,
+    /// At-risk plans current at some point while pending.
+    pub pending_contamination: Count,
+    /// At-risk plans current at the end.
+    pub end_contamination: Count,
+    /// Completed changes current right after they were said.
+    pub immediate_commit: Count,
+    /// Controls not committed.
+    pub over_held: Count,
+    /// Final blocks with the true value and not the other.
+    pub task_accuracy: Count,
+    /// Misses of the gated arm, with their statement.
+    pub misses: Vec<String>,
+}
+
+fn day(d: usize) -> WallTime {
+    WallTime::parse("2025-03-01")
+        .expect("a date")
+        .plus_millis(d as i64 * 86_400_000)
+}
+
+/// Runs one arm over one conversation, adding to `row`.
+fn run_one(arm: &str, c: &Conversation, row: &mut Row) -> Result<()> {
+    let mut m = Memory::new(Config::default())?;
+    let key = Key::new("user", c.field.slot)?;
+    let plan_key = Key::new("user", &format!("{}_plan", c.field.slot))?;
+    let head = |m: &Memory| {
+        m.ledger()
+            .active_for_key(&key)
+            .and_then(|f| f.body.value.as_deref().map(str::to_owned))
+    };
+    let next = text::normalize(&c.next);
+    let at_risk = matches!(c.bucket, Bucket::Abandoned | Bucket::Open);
+    let mut pending = false;
+    let mut contaminated = false;
+    for (d, (turn, role)) in c.turns.iter().enumerate() {
+        let mut o = Observation::new(turn.clone(), day(d)).with_participants(["user"]);
+        let value = match role {
+            Role::Current => Some(c.current.as_str()),
+            Role::Plan | Role::Outcome => Some(c.next.as_str()),
+            Role::Filler => None,
+        };
+        if let Some(v) = value {
+            let speculative = gate::classify(&text::normalize(turn)).kind == Kind::Speculation;
+            o = match arm {
+                "ungated" => o.with_key(key.clone(), Some(v)).with_kind(Kind::Other),
+                "plan-typed" if speculative => {
+                    o.with_key(plan_key.clone(), Some(v)).with_kind(Kind::Other)
+                }
+                "plan-typed" => o.with_key(key.clone(), Some(v)).with_kind(Kind::Other),
+                _ => o.with_key(key.clone(), Some(v)),
+            };
+        }
+        m.observe(o)?;
+        let now = head(&m);
+        match role {
+            Role::Plan => pending = true,
+            Role::Outcome => {
+                pending = false;
+                if matches!(c.bucket, Bucket::CameTrue | Bucket::Control) {
+                    let committed = now.as_deref() == Some(next.as_str());
+                    row.immediate_commit.add(committed);
+                    if c.bucket == Bucket::Control {
+                        row.over_held.add(!committed);
+                    }
+                    if !committed && arm == "gated" {
+                        row.misses.push(format!("not committed: {turn:?}"));
+                    }
+                }
+            }
+            _ => {}
+        }
+        if pending && at_risk && now.as_deref() == Some(next.as_str()) {
+            if !contaminated && arm == "gated" {
+                row.misses.push(format!("plan committed: {turn:?}"));
+            }
+            contaminated = true;
+        }
+    }
+    if at_risk {
+        row.pending_contamination.add(contaminated);
+        row.end_contamination
+            .add(head(&m).as_deref() == Some(next.as_str()));
+    }
+    let block = m
+        .retrieve(
+            &Request::new(format!("what is {}", c.field.noun), day(40)).with_participants(["user"]),
+        )?
+        .text;
+    let truth = match c.bucket {
+        Bucket::CameTrue | Bucket::Control => &c.next,
+        Bucket::Abandoned | Bucket::Open => &c.current,
+    };
+    row.task_accuracy.add(
+        text::contains(&block, truth)
+            && head(&m).as_deref() == Some(text::normalize(truth).as_str()),
+    );
+    Ok(())
+}
+
+/// Runs every arm on every split.
+pub fn run() -> Result<Vec<Row>> {
+    let mut rows = Vec::new();
+    for (split, family, conversations) in splits() {
+        for arm in ARMS {
+            let mut row = Row {
+                split,
+                family,
+                arm,
+                pending_contamination: Count::default(),
+                end_contamination: Count::default(),
+                immediate_commit: Count::default(),
+                over_held: Count::default(),
+                task_accuracy: Count::default(),
+                misses: Vec::new(),
+            };
+            for c in &conversations {
+                run_one(arm, c, &mut row)?;
+            }
+            rows.push(row);
+        }
+    }
+    Ok(rows)
+}
+
+/// The paper's values (core benchmark, literal extractor; held-out).
+fn paper(split: &str, arm: &str, metric: &str) -> Option<f64> {
+    match (split, arm, metric) {
+        ("core", "ungated", "pending") => Some(0.875),
+        ("core", "ungated", "end") => Some(0.475),
+        ("core", "ungated", "task") => Some(0.65),
+        ("core", "gated", "pending" | "end") => Some(0.0),
+        ("core", "gated", "task") => Some(0.95),
+        ("held-out", "gated", "pending" | "end") => Some(0.0),
+        ("held-out", "gated", "over") => Some(1.0 / 15.0),
+        _ => None,
+    }
+}
+
+/// The study's tables.
+pub fn markdown(w: &mut String, rows: &[Row]) {
+    let _ = writeln!(
+        w,
+        "## Speculation gate (AgentMemGate) — plans staged, not stored (our generator)\n\n\
+         Each cell is **ours (Wilson 95%) · paper** with k/n. At-risk plans are the abandoned and open \
+         ones. Family A is the phrasing the gate's table was written from; family B (every split but \
+         `core`) uses phrasings it was not. `crates/harness/src/eval/speculation.rs` documents the \
+         generator, the arms and the metrics.\n\n\
+         | Split | Family | Arm | Pending-window contamination ↓ | At-end contamination ↓ | Immediate commit ↑ | Over-held controls ↓ | Task accuracy ↑ |\n\
+         |---|---|---|---|---|---|---|---|"
+    );
+    for r in rows {
+        let _ = writeln!(
+            w,
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            r.split,
+            r.family,
+            r.arm,
+            r.pending_contamination
+                .cell(paper(r.split, r.arm, "pending")),
+            r.end_contamination.cell(paper(r.split, r.arm, "end")),
+            r.immediate_commit.cell(None),
+            r.over_held.cell(paper(r.split, r.arm, "over")),
+            r.task_accuracy.cell(paper(r.split, r.arm, "task")),
+        );
+    }
+    let _ = writeln!(
+        w,
+        "\nThe gated arm's misses, by split (each statement once):\n"
+    );
+    for r in rows.iter().filter(|r| r.arm == "gated") {
+        let mut seen: Vec<&String> = Vec::new();
+        for m in &r.misses {
+            if !seen.contains(&m) {
+                seen.push(m);
+            }
+        }
+        if seen.is_empty() {
+            let _ = writeln!(w, "- {}: none", r.split);
+        } else {
+            let list: Vec<String> = seen.iter().take(6).map(|m| m.to_string()).collect();
+            let _ = writeln!(
+                w,
+                "- {} ({} in all): {}",
+                r.split,
+                r.misses.len(),
+                list.join("; ")
+            );
+        }
+    }
+    let _ = writeln!(w);
+}
