@@ -9,7 +9,7 @@ use pfm::{AsOf, Error, FactId, Forget, Key, Memory, Observation, Outcome, Reques
 
 mod common;
 
-use common::day;
+use common::{day, restored, rows};
 
 fn store() -> Memory {
     Memory::new(Config {
@@ -42,13 +42,6 @@ fn head(m: &Memory) -> Option<String> {
 
 fn status(m: &Memory, id: FactId) -> Status {
     m.fact(id).unwrap().state.status
-}
-
-fn rows(m: &Memory) -> Vec<String> {
-    m.ledger()
-        .facts()
-        .map(|f| serde_json::to_string(f).unwrap())
-        .collect()
 }
 
 #[test]
@@ -426,16 +419,7 @@ fn a_restored_store_holds_the_same_operations() {
     m.observe(patch(Op::Accept, Some("$50k"), 2)).unwrap();
     m.observe(patch(Op::Revoke, None, 3)).unwrap();
     m.observe(patch(Op::Contest, Some("$35k"), 4)).unwrap();
-    let l = m.ledger();
-    let restored = Memory::restore(
-        Config::default(),
-        l.facts().cloned().collect(),
-        l.next_id(),
-        l.seq(),
-        l.committed_at(),
-    )
-    .unwrap();
-    assert_eq!(rows(&restored), rows(&m));
+    let restored = restored(&m);
     assert_eq!(head(&restored).as_deref(), Some("$30k"));
 }
 

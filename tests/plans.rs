@@ -9,7 +9,7 @@ use pfm::{EntityKind, Forget, Key, Memory, Observation, Outcome, Request};
 
 mod common;
 
-use common::day;
+use common::{day, restored, rows};
 
 fn store() -> Memory {
     let mut m = Memory::new(Config {
@@ -41,13 +41,6 @@ fn block(m: &Memory) -> String {
     m.retrieve(&Request::new("when is the Halcyon launch", day(30)))
         .unwrap()
         .text
-}
-
-fn rows(m: &Memory) -> Vec<String> {
-    m.ledger()
-        .facts()
-        .map(|f| serde_json::to_string(f).unwrap())
-        .collect()
 }
 
 #[test]
@@ -190,16 +183,7 @@ fn plans_are_bounded_survive_a_restore_and_roll_back_with_a_refused_batch() {
         (out.name(), m.fact(out.fact()).unwrap().body.key.is_none()),
         ("created", true)
     );
-    let l = m.ledger();
-    let restored = Memory::restore(
-        Config::default(),
-        l.facts().cloned().collect(),
-        l.next_id(),
-        l.seq(),
-        l.committed_at(),
-    )
-    .unwrap();
-    assert_eq!(rows(&restored), rows(&m));
+    let restored = restored(&m);
     assert_eq!(
         restored.ledger().pending_plans(&launch()).len(),
         pfm::fact::MAX_ALTERNATIVES

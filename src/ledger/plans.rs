@@ -36,6 +36,13 @@ impl Ledger {
             .unwrap_or(&[])
     }
 
+    /// The pending plans of a keyed draft's key.
+    fn plans_of(&self, draft: &Draft) -> Vec<FactId> {
+        // Infallible: `apply` stages and abandons with keyed drafts only.
+        let key = draft.key.as_ref().expect("a plan's statement is keyed");
+        self.pending_plans(key).to_vec()
+    }
+
     /// Stages a speculation (see "stage").
     pub(super) fn stage(
         &mut self,
@@ -44,9 +51,7 @@ impl Ledger {
         t: WallTime,
         changes: &mut Vec<Change>,
     ) -> Outcome {
-        // Infallible: `apply` stages keyed drafts only.
-        let key = draft.key.clone().expect("a staged draft is keyed");
-        let plans = self.pending_plans(&key).to_vec();
+        let plans = self.plans_of(&draft);
         if let Some(&plan) = plans
             .iter()
             .find(|p| self.value_of(**p) == draft.value.as_deref())
@@ -73,9 +78,7 @@ impl Ledger {
         t: WallTime,
         changes: &mut Vec<Change>,
     ) -> Outcome {
-        // Infallible: `apply` abandons with keyed drafts only.
-        let key = draft.key.clone().expect("an abandonment is keyed");
-        let plans = self.pending_plans(&key).to_vec();
+        let plans = self.plans_of(&draft);
         let named: Vec<FactId> = plans
             .iter()
             .copied()

@@ -262,7 +262,7 @@ fn probes_structured_path_recovers_every_retraction_and_settles_every_conflict()
         .iter()
         .find(|r| r.arm == "pfm" && r.path == Some(Path::Structured))
         .unwrap();
-    let all = |s: Option<provenance::Share>| s.is_some_and(|s| s.k == s.n && s.n == provenance::N);
+    let all = |s: Option<provenance::Tally>| s.is_some_and(|s| s.k == s.n && s.n == provenance::N);
     assert!(
         all(structured.contest_recorded) && all(structured.resolve_landed),
         "{structured:?}"

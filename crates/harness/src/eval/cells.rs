@@ -30,6 +30,48 @@ pub(crate) fn rate_of(outcomes: impl Iterator<Item = (u64, usize, bool)>, reps: 
     }
 }
 
+/// `k` of `n` trials, with a Wilson 95% interval: the probes' and the
+/// speculation study's cells, which count instances rather than
+/// bootstrap over seeds and chains.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Tally {
+    /// Successes.
+    pub k: usize,
+    /// Trials.
+    pub n: usize,
+}
+
+impl Tally {
+    /// The tally of `hits`.
+    pub fn of(hits: impl IntoIterator<Item = bool>) -> Tally {
+        let mut t = Tally::default();
+        for h in hits {
+            t.add(h);
+        }
+        t
+    }
+
+    /// One more trial.
+    pub fn add(&mut self, hit: bool) {
+        self.k += usize::from(hit);
+        self.n += 1;
+    }
+
+    /// `rate (lo, hi) · paper (k/n)`, or `—` without trials.
+    pub(crate) fn cell(&self, paper: Option<f64>) -> String {
+        if self.n == 0 {
+            return "—".into();
+        }
+        let ci = super::stats::wilson(self.k as u64, self.n as u64, super::stats::Z95);
+        format!(
+            "{} ({}/{})",
+            cell(self.k as f64 / self.n as f64, Some(ci), paper),
+            self.k,
+            self.n
+        )
+    }
+}
+
 pub(crate) fn f3(v: f64) -> String {
     format!("{v:.3}")
 }

@@ -21,7 +21,7 @@
 //! with the library's read path (`retrieve`), timing each call.
 
 pub mod arms;
-mod cells;
+pub mod cells;
 pub mod generator;
 pub mod judge;
 pub mod noise;

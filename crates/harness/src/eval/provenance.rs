@@ -34,8 +34,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::cells::cell;
-use super::stats::{Z95, wilson};
+pub use super::cells::Tally;
 use pfm::config::Config;
 use pfm::disclose::Disclose;
 use pfm::error::Result;
@@ -297,31 +296,6 @@ fn distractors(w: &World, n: usize, from: usize) -> Vec<Message> {
         .collect()
 }
 
-/// A rate and its Wilson interval.
-#[derive(Clone, Copy, Debug, Serialize)]
-pub struct Share {
-    /// Successes.
-    pub k: usize,
-    /// Trials.
-    pub n: usize,
-}
-
-impl Share {
-    fn of(hits: impl Iterator<Item = bool>) -> Share {
-        let (mut k, mut n) = (0, 0);
-        for h in hits {
-            k += usize::from(h);
-            n += 1;
-        }
-        Share { k, n }
-    }
-
-    fn cell(&self, paper: Option<f64>) -> String {
-        let ci = wilson(self.k as u64, self.n as u64, Z95);
-        cell(self.k as f64 / self.n.max(1) as f64, Some(ci), paper)
-    }
-}
-
 /// One row of the retraction probe.
 #[derive(Clone, Debug, Serialize)]
 pub struct RetractionRow {
@@ -332,11 +306,11 @@ pub struct RetractionRow {
     /// Distractors between the error and its retraction.
     pub distance: usize,
     /// The block holds `v1` and not `v2`.
-    pub recovered: Share,
+    pub recovered: Tally,
     /// The block holds `v1` (beside anything else).
-    pub v1_in_block: Share,
+    pub v1_in_block: Tally,
     /// The retraction was applied as one (pfm: a `revoked` receipt).
-    pub applied: Option<Share>,
+    pub applied: Option<Tally>,
     /// Text path: unrecovered instances by the retraction's wording.
     pub missed: BTreeMap<&'static str, usize>,
 }
@@ -349,15 +323,15 @@ pub struct ConflictRow {
     /// Way in (pfm only).
     pub path: Option<Path>,
     /// The second report was recorded as a contest.
-    pub contest_recorded: Option<Share>,
+    pub contest_recorded: Option<Tally>,
     /// Pre-resolution blocks show both values (pfm: as a contested line).
-    pub flagged: Share,
+    pub flagged: Tally,
     /// Pre-resolution blocks hold the eventual answer alone.
-    pub pre_correct: Share,
+    pub pre_correct: Tally,
     /// The settling report was applied as a resolution.
-    pub resolve_landed: Option<Share>,
+    pub resolve_landed: Option<Tally>,
     /// Post-resolution blocks hold the settled value and not the other.
-    pub post_correct: Share,
+    pub post_correct: Tally,
     /// Text path: instances whose contest was not recorded, or whose
     /// resolution did not land, by the report's wording.
     pub missed: BTreeMap<&'static str, usize>,
@@ -371,9 +345,9 @@ pub struct ChainRow {
     /// Chain depth.
     pub depth: usize,
     /// The block holds the current value and no earlier one of the chain.
-    pub clean: Share,
+    pub clean: Tally,
     /// The latest-dated block line naming a chain value holds the current one.
-    pub latest_dated: Share,
+    pub latest_dated: Tally,
 }
 
 /// Everything the probes measured.
@@ -458,9 +432,9 @@ fn retraction() -> Result<Vec<RetractionRow>> {
                 arm,
                 path,
                 distance: d,
-                recovered: Share::of(recovered.into_iter()),
-                v1_in_block: Share::of(v1_in.into_iter()),
-                applied: (arm == "pfm").then(|| Share::of(applied.into_iter())),
+                recovered: Tally::of(recovered),
+                v1_in_block: Tally::of(v1_in),
+                applied: (arm == "pfm").then(|| Tally::of(applied)),
                 missed,
             });
         }
@@ -556,11 +530,11 @@ fn conflict() -> Result<Vec<ConflictRow>> {
         rows.push(ConflictRow {
             arm,
             path,
-            contest_recorded: (arm == "pfm").then(|| Share::of(recorded.into_iter())),
-            flagged: Share::of(flagged.into_iter()),
-            pre_correct: Share::of(pre.into_iter()),
-            resolve_landed: (arm == "pfm").then(|| Share::of(landed.into_iter())),
-            post_correct: Share::of(post.into_iter()),
+            contest_recorded: (arm == "pfm").then(|| Tally::of(recorded)),
+            flagged: Tally::of(flagged),
+            pre_correct: Tally::of(pre),
+            resolve_landed: (arm == "pfm").then(|| Tally::of(landed)),
+            post_correct: Tally::of(post),
             missed,
         });
     }
@@ -607,8 +581,8 @@ fn chains() -> Result<Vec<ChainRow>> {
             rows.push(ChainRow {
                 arm,
                 depth,
-                clean: Share::of(clean.into_iter()),
-                latest_dated: Share::of(latest.into_iter()),
+                clean: Tally::of(clean),
+                latest_dated: Tally::of(latest),
             });
         }
     }

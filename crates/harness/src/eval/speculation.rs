@@ -37,8 +37,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::cells::cell;
-use super::stats::{Z95, wilson};
+pub use super::cells::Tally;
 use pfm::config::Config;
 use pfm::error::Result;
 use pfm::extract::gate;
@@ -359,35 +358,6 @@ const CONFIRM_NAMES: [&str; 4] = [
     "confirmation 4",
 ];
 
-/// k of n.
-#[derive(Clone, Copy, Debug, Default, Serialize)]
-pub struct Count {
-    /// Successes.
-    pub k: usize,
-    /// Trials.
-    pub n: usize,
-}
-
-impl Count {
-    fn add(&mut self, hit: bool) {
-        self.k += usize::from(hit);
-        self.n += 1;
-    }
-
-    fn cell(&self, paper: Option<f64>) -> String {
-        if self.n == 0 {
-            return "—".into();
-        }
-        let ci = wilson(self.k as u64, self.n as u64, Z95);
-        format!(
-            "{} ({}/{})",
-            cell(self.k as f64 / self.n as f64, Some(ci), paper),
-            self.k,
-            self.n
-        )
-    }
-}
-
 /// One arm on one split.
 #[derive(Clone, Debug, Serialize)]
 pub struct Row {
@@ -398,15 +368,15 @@ pub struct Row {
     /// Arm.
     pub arm: &'static str,
     /// At-risk plans current at some point while pending.
-    pub pending_contamination: Count,
+    pub pending_contamination: Tally,
     /// At-risk plans current at the end.
-    pub end_contamination: Count,
+    pub end_contamination: Tally,
     /// Completed changes current right after they were said.
-    pub immediate_commit: Count,
+    pub immediate_commit: Tally,
     /// Controls not committed.
-    pub over_held: Count,
+    pub over_held: Tally,
     /// Final blocks with the true value and not the other.
-    pub task_accuracy: Count,
+    pub task_accuracy: Tally,
     /// Misses of the gated arm, with their statement.
     pub misses: Vec<String>,
 }
@@ -505,11 +475,11 @@ pub fn run() -> Result<Vec<Row>> {
                 split,
                 family,
                 arm,
-                pending_contamination: Count::default(),
-                end_contamination: Count::default(),
-                immediate_commit: Count::default(),
-                over_held: Count::default(),
-                task_accuracy: Count::default(),
+                pending_contamination: Tally::default(),
+                end_contamination: Tally::default(),
+                immediate_commit: Tally::default(),
+                over_held: Tally::default(),
+                task_accuracy: Tally::default(),
                 misses: Vec::new(),
             };
             for c in &conversations {
