@@ -12,11 +12,14 @@
 //! text, so classification is what is measured.
 //!
 //! Splits: `core` (60: 20 per outcome), `held-out` (147: 44 per outcome and
-//! 15 controls, long free-text values), `hedge` (5 strengths × 20 open
-//! plans) and `confirmation` (4 wordings × 20 plans that came true).
-//! **Template families**: the gate's table was written from family A's
-//! phrasings; `core` uses family A, every other split family B, phrasings
-//! the rules were not written from, so a miss there is a real miss.
+//! 15 controls, long free-text values) in families B and C, `hedge` (5
+//! strengths × 20 open plans) and `confirmation` (4 wordings × 20 plans
+//! that came true) in family C.
+//! **Template families**: the gate's table was first written from family
+//! A's phrasings and measured on family B; family C was then written, and
+//! only after that was the table extended with general patterns behind B's
+//! misses. So B is *seen* (its misses shaped the extension) and C is the
+//! held-out measure: neither version of the rules was written from it.
 //!
 //! Metrics (paper Section 4), each with a Wilson 95% interval:
 //! pending-window contamination (an at-risk plan — abandoned or open — is
@@ -142,6 +145,13 @@ mod family_a {
         "I'm not going to make {v} {n}.",
     ];
     pub const COMPLETED: [&str; 2] = ["I just moved: {n} is {v}.", "I finally changed {n} to {v}."];
+    pub const TEMPLATES: super::Templates = super::Templates {
+        current: &CURRENT,
+        plans: &PLANS,
+        confirm: &CONFIRM,
+        abandon: &ABANDON,
+        completed: &COMPLETED,
+    };
 }
 
 /// Family B: phrasings the gate's table was not written from.
@@ -191,6 +201,92 @@ mod family_b {
         "Moved over to {v} last week, so {n} is {v}.",
         "{n} switched to {v} yesterday.",
     ];
+    pub const TEMPLATES: super::Templates = super::Templates {
+        current: &CURRENT,
+        plans: &PLANS,
+        confirm: &CONFIRM,
+        abandon: &ABANDON,
+        completed: &COMPLETED,
+    };
+}
+
+/// Family C: written after family B's misses were seen and before the
+/// gate's table was extended from them, so neither the first table nor the
+/// extension was written from it.
+mod family_c {
+    pub const CURRENT: [&str; 5] = [
+        "Just so you know, {n} is {v}.",
+        "{n} has been {v} for ages.",
+        "At the moment it's {v} for {n}.",
+        "Noting that {n} is {v}.",
+        "Okay so {n} is {v}.",
+    ];
+    pub const PLANS: [[&str; 2]; 5] = [
+        [
+            "Starting Monday, {n} switches to {v}.",
+            "I've booked the change: {n} will be {v} from the first.",
+        ],
+        [
+            "The goal is to have {v} as {n} by spring.",
+            "I've decided {v} is going to be {n} next.",
+        ],
+        [
+            "Ideally {n} would be {v}.",
+            "I'm really keen on {v} for {n}.",
+        ],
+        [
+            "I'm mulling over {v} for {n}.",
+            "{v} for {n} is on my shortlist.",
+        ],
+        [
+            "It's possible {n} turns into {v}.",
+            "Not sure yet, but {n} could turn out to be {v}.",
+        ],
+    ];
+    pub const CONFIRM: [&str; 4] = [
+        "All done, {n} is {v} as of this week.",
+        "The switch is complete: {n} is {v}.",
+        "Made it official, {n} is now {v}.",
+        "{n} is {v} now, everything's sorted.",
+    ];
+    pub const ABANDON: [&str; 4] = [
+        "The {v} thing is off.",
+        "Not doing {v} after all.",
+        "{v} won't work out, so forget it.",
+        "We backed out of {v}.",
+    ];
+    pub const COMPLETED: [&str; 2] = [
+        "Switched {n} to {v} over the weekend.",
+        "{n} is {v} since last Tuesday.",
+    ];
+    pub const TEMPLATES: super::Templates = super::Templates {
+        current: &CURRENT,
+        plans: &PLANS,
+        confirm: &CONFIRM,
+        abandon: &ABANDON,
+        completed: &COMPLETED,
+    };
+}
+
+/// One family's phrasings of each statement type.
+struct Templates {
+    current: &'static [&'static str],
+    /// By hedge strength 1 to 5, two each.
+    plans: &'static [[&'static str; 2]; 5],
+    confirm: &'static [&'static str; 4],
+    abandon: &'static [&'static str],
+    completed: &'static [&'static str],
+}
+
+/// A template family.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Family {
+    /// What the gate's table was first written from.
+    A,
+    /// Seen: its misses shaped the table's extension.
+    B,
+    /// Held out: written before the extension, never shaped the rules.
+    C,
 }
 
 const FILLER: [&str; 6] = [
@@ -256,7 +352,7 @@ fn conversation(
     i: usize,
     bucket: Bucket,
     long: bool,
-    b: bool,
+    family: Family,
     strength: usize,
     confirm: usize,
     fillers: usize,
@@ -272,23 +368,12 @@ fn conversation(
     } else {
         next
     };
-    let (cur, plans, conf, aband, comp) = if b {
-        (
-            &family_b::CURRENT,
-            &family_b::PLANS,
-            &family_b::CONFIRM,
-            &family_b::ABANDON,
-            &family_b::COMPLETED,
-        )
-    } else {
-        (
-            &family_a::CURRENT,
-            &family_a::PLANS,
-            &family_a::CONFIRM,
-            &family_a::ABANDON,
-            &family_a::COMPLETED,
-        )
+    let t = match family {
+        Family::A => &family_a::TEMPLATES,
+        Family::B => &family_b::TEMPLATES,
+        Family::C => &family_c::TEMPLATES,
     };
+    let (cur, plans, conf, aband, comp) = (t.current, t.plans, t.confirm, t.abandon, t.completed);
     let filler = |k: usize| (FILLER[(i + k) % FILLER.len()].to_owned(), Role::Filler);
     let mut turns = vec![
         (fill(cur[i % cur.len()], field, &current), Role::Current),
@@ -321,25 +406,29 @@ fn splits() -> Vec<(&'static str, &'static str, Vec<Conversation>)> {
     let mut out = Vec::new();
     let buckets = [Bucket::CameTrue, Bucket::Abandoned, Bucket::Open];
     let core = (0..60)
-        .map(|i| conversation(i, buckets[i % 3], false, false, i % 5, i % 4, 2))
+        .map(|i| conversation(i, buckets[i % 3], false, Family::A, i % 5, i % 4, 2))
         .collect();
     out.push(("core", "A", core));
-    let mut held: Vec<Conversation> = (0..132)
-        .map(|i| conversation(i, buckets[i % 3], true, true, i % 5, i % 4, 1))
-        .collect();
-    held.extend((0..15).map(|i| conversation(i, Bucket::Control, true, true, 0, 0, 1)));
-    out.push(("held-out", "B", held));
+    let held = |family: Family| {
+        let mut c: Vec<Conversation> = (0..132)
+            .map(|i| conversation(i, buckets[i % 3], true, family, i % 5, i % 4, 1))
+            .collect();
+        c.extend((0..15).map(|i| conversation(i, Bucket::Control, true, family, 0, 0, 1)));
+        c
+    };
+    out.push(("held-out", "B", held(Family::B)));
+    out.push(("held-out", "C", held(Family::C)));
     for (s, name) in HEDGE_NAMES.iter().enumerate() {
         let c = (0..20)
-            .map(|i| conversation(i, Bucket::Open, false, true, s, 0, 2))
+            .map(|i| conversation(i, Bucket::Open, false, Family::C, s, 0, 2))
             .collect();
-        out.push((*name, "B", c));
+        out.push((*name, "C", c));
     }
     for (w, name) in CONFIRM_NAMES.iter().enumerate() {
         let c = (0..20)
-            .map(|i| conversation(i, Bucket::CameTrue, false, true, i % 5, w, 2))
+            .map(|i| conversation(i, Bucket::CameTrue, false, Family::C, i % 5, w, 2))
             .collect();
-        out.push((*name, "B", c));
+        out.push((*name, "C", c));
     }
     out
 }
@@ -511,9 +600,10 @@ pub fn markdown(w: &mut String, rows: &[Row]) {
         w,
         "## Speculation gate (AgentMemGate) — plans staged, not stored (our generator)\n\n\
          Each cell is **ours (Wilson 95%) · paper** with k/n. At-risk plans are the abandoned and open \
-         ones. Family A is the phrasing the gate's table was written from; family B (every split but \
-         `core`) uses phrasings it was not. `crates/harness/src/eval/speculation.rs` documents the \
-         generator, the arms and the metrics.\n\n\
+         ones. Family A is what the gate's table was first written from; family B's misses \
+         shaped its extension (seen); family C, also used by the hedge and confirmation splits, was \
+         written before that extension and never shaped the rules (held out). \
+         `crates/harness/src/eval/speculation.rs` documents the generator, the arms and the metrics.\n\n\
          | Split | Family | Arm | Pending-window contamination ↓ | At-end contamination ↓ | Immediate commit ↑ | Over-held controls ↓ | Task accuracy ↑ |\n\
          |---|---|---|---|---|---|---|---|"
     );
