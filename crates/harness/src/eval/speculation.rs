@@ -634,13 +634,14 @@ pub fn markdown(w: &mut String, rows: &[Row]) {
             }
         }
         if seen.is_empty() {
-            let _ = writeln!(w, "- {}: none", r.split);
+            let _ = writeln!(w, "- {} ({}): none", r.split, r.family);
         } else {
             let list: Vec<String> = seen.iter().take(6).map(|m| m.to_string()).collect();
             let _ = writeln!(
                 w,
-                "- {} ({} in all): {}",
+                "- {} ({}; {} in all): {}",
                 r.split,
+                r.family,
                 r.misses.len(),
                 list.join("; ")
             );
