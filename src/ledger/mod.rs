@@ -482,31 +482,17 @@ impl Ledger {
             let Some(fact) = &ledger.facts[i] else {
                 continue;
             };
-            let (id, body, current) = (fact.id(), fact.body.clone(), fact.state.is_current());
-            for name in names_of(&body) {
-                ledger.facts_by_name.entry(name).or_default().push(id);
+            let (id, key, current) = (fact.id(), fact.body.key.clone(), fact.state.is_current());
+            if current
+                && let Some(key) = &key
+                && let Some(other) = ledger.active_by_key.get(key)
+            {
+                return Err(format!(
+                    "facts {other} and {id} are both current for key {key}"
+                ));
             }
-            if let Some(key) = &body.key {
-                ledger
-                    .versions_by_key
-                    .entry(key.clone())
-                    .or_default()
-                    .push(id);
-            }
-            if fact.state.status == Status::Pending {
-                let fact = fact.clone();
-                ledger.index_pending(id, &fact);
-            }
-            if current {
-                if let Some(key) = &body.key
-                    && let Some(other) = ledger.active_by_key.get(key)
-                {
-                    return Err(format!(
-                        "facts {other} and {id} are both current for key {key}"
-                    ));
-                }
-                ledger.index_active(id, Signature::of(&body.text, &text::normalize(&body.text)));
-            }
+            ledger.list(id);
+            ledger.index_by_status(id);
         }
         ledger.verify()?;
         Ok(ledger)
@@ -618,39 +604,16 @@ impl Ledger {
         };
         for i in undo.len..self.facts.len() {
             let id = FactId(i as u64);
-            let body = self.fact(id).body.clone();
-            if self.fact(id).state.is_current() {
-                self.unindex_active(id);
-            }
-            if self.fact(id).state.status == Status::Pending {
-                self.unindex_pending(id);
-            }
-            if let Some(key) = &body.key {
-                remove_from(&mut self.versions_by_key, key, id);
-            }
-            for name in names_of(&body) {
-                remove_from(&mut self.facts_by_name, &name, id);
-            }
+            self.unindex_by_status(id);
+            self.unlist(id);
         }
         self.facts.truncate(undo.len);
         for &id in undo.saved.keys() {
-            if self.fact(id).state.is_current() {
-                self.unindex_active(id);
-            }
-            if self.fact(id).state.status == Status::Pending {
-                self.unindex_pending(id);
-            }
+            self.unindex_by_status(id);
         }
         for (id, before) in undo.saved {
-            if before.state.status == Status::Pending {
-                self.index_pending(id, &before);
-            }
-            let current = before.state.is_current();
-            let sig = Signature::of(&before.body.text, &text::normalize(&before.body.text));
             self.facts[id.0 as usize] = Some(before);
-            if current {
-                self.index_active(id, sig);
-            }
+            self.index_by_status(id);
         }
         self.touched.clear();
     }
@@ -845,18 +808,58 @@ impl Ledger {
             },
             body: Arc::new(body),
         };
-        for name in names_of(&fact.body) {
+        self.facts.push(Some(Arc::new(fact)));
+        self.list(id);
+        self.touched.push(id);
+        id
+    }
+
+    /// Lists a retained fact in the maps every retained fact is in: its
+    /// key's versions and the names it mentions.
+    fn list(&mut self, id: FactId) {
+        let body = self.fact(id).body.clone();
+        for name in names_of(&body) {
             self.facts_by_name.entry(name).or_default().push(id);
         }
-        if let Some(key) = &fact.body.key {
+        if let Some(key) = &body.key {
             self.versions_by_key
                 .entry(key.clone())
                 .or_default()
                 .push(id);
         }
-        self.facts.push(Some(Arc::new(fact)));
-        self.touched.push(id);
-        id
+    }
+
+    /// Takes a fact out of the maps [`Ledger::list`] put it in.
+    fn unlist(&mut self, id: FactId) {
+        let body = self.fact(id).body.clone();
+        if let Some(key) = &body.key {
+            remove_from(&mut self.versions_by_key, key, id);
+        }
+        for name in names_of(&body) {
+            remove_from(&mut self.facts_by_name, &name, id);
+        }
+    }
+
+    /// Lists a fact in the maps its status puts it in: the active maps if
+    /// it is current, its key's plans if it is pending.
+    fn index_by_status(&mut self, id: FactId) {
+        let fact = self.fact(id);
+        if fact.state.is_current() {
+            let body = fact.body.clone();
+            self.index_active(id, Signature::of(&body.text, &text::normalize(&body.text)));
+        } else if fact.state.status == Status::Pending {
+            self.index_pending(id);
+        }
+    }
+
+    /// Takes a fact out of the maps [`Ledger::index_by_status`] put it in.
+    fn unindex_by_status(&mut self, id: FactId) {
+        let status = self.fact(id).state.status;
+        if status.is_current() {
+            self.unindex_active(id);
+        } else if status == Status::Pending {
+            self.unindex_pending(id);
+        }
     }
 
     fn create(

@@ -44,7 +44,6 @@
 use super::{Change, Draft, Ledger, Outcome, Signature, open_at};
 use crate::error::{Error, Result};
 use crate::fact::{FactId, MAX_ALTERNATIVES, Op, Seq, Status};
-use crate::text;
 use crate::time::WallTime;
 
 impl Ledger {
@@ -99,11 +98,14 @@ impl Ledger {
             return Err(refuse("the cell is empty (it has no current value)".into()));
         };
         let h = self.fact(head);
-        let here = format!(
-            "its current value is {:?} (fact {head}, {})",
-            h.body.value.as_deref().unwrap_or_default(),
-            h.state.status.name()
-        );
+        // Built only for a refusal's message.
+        let here = || {
+            format!(
+                "its current value is {:?} (fact {head}, {})",
+                h.body.value.as_deref().unwrap_or_default(),
+                h.state.status.name()
+            )
+        };
         let pending = self.pending_alternatives(head);
         let value = d.value.as_deref();
         // Bounded: a head holds at most MAX_ALTERNATIVES alternatives.
@@ -115,7 +117,8 @@ impl Ledger {
                     "the current value"
                 } else {
                     "the current value or a pending alternative"
-                }
+                },
+                here = here(),
             ))),
             _ => Ok(()),
         };
@@ -128,7 +131,8 @@ impl Ledger {
                     .any(|v| self.value_of(v) == value);
                 if !restates && h.state.edges().alternatives.len() >= MAX_ALTERNATIVES {
                     return Err(refuse(format!(
-                        "its current value already has {MAX_ALTERNATIVES} alternatives, the most one value collects: resolve it or state a new value; {here}"
+                        "its current value already has {MAX_ALTERNATIVES} alternatives, the most one value collects: resolve it or state a new value; {here}",
+                        here = here(),
                     )));
                 }
                 Ok(())
@@ -136,29 +140,34 @@ impl Ledger {
             Op::Reject => {
                 named(&[head])?;
                 if value.is_some() && value == self.value_of(head) {
-                    return Err(refuse(format!("it rejects the value with itself; {here}")));
+                    return Err(refuse(format!(
+                        "it rejects the value with itself; {}",
+                        here()
+                    )));
                 }
                 Ok(())
             }
             Op::Revoke => {
                 named(&[head])?;
                 match value {
-                    Some(v) if Some(v) != self.value_of(head) => {
-                        Err(refuse(format!("the value to revoke is {v:?}, but {here}")))
-                    }
+                    Some(v) if Some(v) != self.value_of(head) => Err(refuse(format!(
+                        "the value to revoke is {v:?}, but {}",
+                        here()
+                    ))),
                     _ => Ok(()),
                 }
             }
             Op::Resolve => {
                 if h.state.status != Status::Contested {
-                    return Err(refuse(format!("the cell is not contested; {here}")));
+                    return Err(refuse(format!("the cell is not contested; {}", here())));
                 }
                 let contenders: Vec<FactId> = std::iter::once(head).chain(pending).collect();
                 named(&contenders)?;
                 if d.target.is_none() && value.is_none() {
                     return Err(refuse(format!(
                         "name the value that holds, or the chosen alternative's fact id as target (alternatives: {:?}); {here}",
-                        &contenders[1..]
+                        &contenders[1..],
+                        here = here(),
                     )));
                 }
                 Ok(())
@@ -370,10 +379,9 @@ impl Ledger {
 
     /// Reopens a retained version as its key's head.
     fn reactivate(&mut self, id: FactId, u: Seq, t: WallTime, changes: &mut Vec<Change>) {
-        let body = self.fact(id).body.clone();
         self.set_status(id, Status::Active, u, t);
         self.fact_mut(id).state.intervals.push(open_at(u, t));
-        self.index_active(id, Signature::of(&body.text, &text::normalize(&body.text)));
+        self.index_by_status(id);
         changes.push(Change::Activated(id));
     }
 

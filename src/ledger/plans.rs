@@ -64,8 +64,7 @@ impl Ledger {
         }
         let fact = self.new_fact(draft, Vec::new(), Status::Pending);
         self.log_created(fact, u, t);
-        let staged = self.fact(fact).clone();
-        self.index_pending(fact, &staged);
+        self.index_pending(fact);
         changes.push(Change::Recorded(fact));
         Outcome::Staged { fact }
     }
@@ -149,9 +148,9 @@ impl Ledger {
     }
 
     /// Lists a pending plan under its key.
-    pub(super) fn index_pending(&mut self, id: FactId, fact: &Fact) {
-        if let Some(key) = &fact.body.key {
-            self.pending_by_key.entry(key.clone()).or_default().push(id);
+    pub(super) fn index_pending(&mut self, id: FactId) {
+        if let Some(key) = self.fact(id).body.key.clone() {
+            self.pending_by_key.entry(key).or_default().push(id);
         }
     }
 

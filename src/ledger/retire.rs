@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Change, Commit, Ledger, remove_from};
+use super::{Change, Commit, Ledger};
 use crate::error::{Error, Result};
 use crate::fact::{Fact, FactId, Key, Seq, Status, name_key};
 use crate::time::WallTime;
@@ -123,12 +123,8 @@ impl Ledger {
     /// head (which is no longer contested once none is pending), a
     /// tombstone leaves the version it retracted.
     fn erase(&mut self, id: FactId, (u, t): (Seq, WallTime), changes: &mut Vec<Change>) {
-        if self.fact(id).state.is_current() {
-            self.unindex_active(id);
-        }
-        if self.fact(id).state.status == Status::Pending {
-            self.unindex_pending(id);
-        }
+        self.unindex_by_status(id);
+        self.unlist(id);
         let fact = self.facts[id.0 as usize]
             .take()
             .expect("erase is called with retained facts only");
@@ -163,12 +159,6 @@ impl Ledger {
         }
         if let Some(v) = state.edges().revokes.filter(|v| self.get(*v).is_some()) {
             self.fact_mut(v).state.edges_mut().revoked_by = None;
-        }
-        if let Some(key) = &fact.body.key {
-            remove_from(&mut self.versions_by_key, key, id);
-        }
-        for name in super::names_of(&fact.body) {
-            remove_from(&mut self.facts_by_name, &name, id);
         }
         changes.push(Change::Erased(Arc::clone(&fact.body)));
     }
