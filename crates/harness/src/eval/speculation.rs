@@ -104,16 +104,16 @@ static FIELDS: [Field; 4] = [
 
 /// Family A: the phrasings the gate's table was written from. `{n}` is the
 /// field's noun, `{v}` the value.
-mod family_a {
-    pub const CURRENT: [&str; 5] = [
+const FAMILY_A: Templates = Templates {
+    current: &[
         "{n} is {v}.",
         "Right now {n} is {v}.",
         "These days {n} is {v}.",
         "For context, {n} is {v}.",
         "Currently {n} is {v}.",
-    ];
-    /// By hedge strength 1 (firm) to 5 (a bare possibility), two each.
-    pub const PLANS: [[&str; 2]; 5] = [
+    ],
+    // By hedge strength 1 (firm) to 5 (a bare possibility), two each.
+    plans: &[
         [
             "I'm scheduled to change {n} to {v}.",
             "I will switch {n} to {v} soon.",
@@ -131,39 +131,33 @@ mod family_a {
             "I'm considering {v} for {n}.",
         ],
         ["I might change {n} to {v}.", "Maybe {v} will be {n}."],
-    ];
-    pub const CONFIRM: [&str; 4] = [
+    ],
+    confirm: &[
         "I finally switched: {n} is {v}.",
         "It happened: {n} is officially {v}.",
         "As of today {n} is {v}.",
         "We did it, {n} is {v} now.",
-    ];
-    pub const ABANDON: [&str; 4] = [
+    ],
+    abandon: &[
         "I decided not to change {n} to {v}.",
         "The switch to {v} fell through.",
         "I changed my mind about {v}.",
         "I'm not going to make {v} {n}.",
-    ];
-    pub const COMPLETED: [&str; 2] = ["I just moved: {n} is {v}.", "I finally changed {n} to {v}."];
-    pub const TEMPLATES: super::Templates = super::Templates {
-        current: &CURRENT,
-        plans: &PLANS,
-        confirm: &CONFIRM,
-        abandon: &ABANDON,
-        completed: &COMPLETED,
-    };
-}
+    ],
+    completed: &["I just moved: {n} is {v}.", "I finally changed {n} to {v}."],
+};
 
-/// Family B: phrasings the gate's table was not written from.
-mod family_b {
-    pub const CURRENT: [&str; 5] = [
+/// Family B: measured after the table was first written; its misses
+/// shaped the table's extension (seen).
+const FAMILY_B: Templates = Templates {
+    current: &[
         "I should mention {n} is {v}.",
         "{n}? That would be {v}.",
         "Quick fact about me: {n} is {v}.",
         "{v} is {n}, has been for a while.",
         "If it matters, {n} is {v}.",
-    ];
-    pub const PLANS: [[&str; 2]; 5] = [
+    ],
+    plans: &[
         [
             "It's on the calendar: {n} becomes {v} next month.",
             "The paperwork for {v} as {n} is filed.",
@@ -184,44 +178,37 @@ mod family_b {
             "There's a chance {n} ends up being {v}.",
             "Who knows, {n} could be {v} eventually.",
         ],
-    ];
-    pub const CONFIRM: [&str; 4] = [
+    ],
+    confirm: &[
         "Done deal: {n} is now {v}.",
         "Settled in nicely, {n} is {v}.",
         "{v} is {n} now, moved over last week.",
         "Signed everything, {n} is {v}.",
-    ];
-    pub const ABANDON: [&str; 4] = [
+    ],
+    abandon: &[
         "Scrap the {v} idea.",
         "{v} isn't happening.",
         "Forget about {v}, not worth it.",
         "We dropped the {v} plan.",
-    ];
-    pub const COMPLETED: [&str; 2] = [
+    ],
+    completed: &[
         "Moved over to {v} last week, so {n} is {v}.",
         "{n} switched to {v} yesterday.",
-    ];
-    pub const TEMPLATES: super::Templates = super::Templates {
-        current: &CURRENT,
-        plans: &PLANS,
-        confirm: &CONFIRM,
-        abandon: &ABANDON,
-        completed: &COMPLETED,
-    };
-}
+    ],
+};
 
 /// Family C: written after family B's misses were seen and before the
 /// gate's table was extended from them, so neither the first table nor the
 /// extension was written from it.
-mod family_c {
-    pub const CURRENT: [&str; 5] = [
+const FAMILY_C: Templates = Templates {
+    current: &[
         "Just so you know, {n} is {v}.",
         "{n} has been {v} for ages.",
         "At the moment it's {v} for {n}.",
         "Noting that {n} is {v}.",
         "Okay so {n} is {v}.",
-    ];
-    pub const PLANS: [[&str; 2]; 5] = [
+    ],
+    plans: &[
         [
             "Starting Monday, {n} switches to {v}.",
             "I've booked the change: {n} will be {v} from the first.",
@@ -242,31 +229,24 @@ mod family_c {
             "It's possible {n} turns into {v}.",
             "Not sure yet, but {n} could turn out to be {v}.",
         ],
-    ];
-    pub const CONFIRM: [&str; 4] = [
+    ],
+    confirm: &[
         "All done, {n} is {v} as of this week.",
         "The switch is complete: {n} is {v}.",
         "Made it official, {n} is now {v}.",
         "{n} is {v} now, everything's sorted.",
-    ];
-    pub const ABANDON: [&str; 4] = [
+    ],
+    abandon: &[
         "The {v} thing is off.",
         "Not doing {v} after all.",
         "{v} won't work out, so forget it.",
         "We backed out of {v}.",
-    ];
-    pub const COMPLETED: [&str; 2] = [
+    ],
+    completed: &[
         "Switched {n} to {v} over the weekend.",
         "{n} is {v} since last Tuesday.",
-    ];
-    pub const TEMPLATES: super::Templates = super::Templates {
-        current: &CURRENT,
-        plans: &PLANS,
-        confirm: &CONFIRM,
-        abandon: &ABANDON,
-        completed: &COMPLETED,
-    };
-}
+    ],
+};
 
 /// One family's phrasings of each statement type.
 struct Templates {
@@ -369,9 +349,9 @@ fn conversation(
         next
     };
     let t = match family {
-        Family::A => &family_a::TEMPLATES,
-        Family::B => &family_b::TEMPLATES,
-        Family::C => &family_c::TEMPLATES,
+        Family::A => &FAMILY_A,
+        Family::B => &FAMILY_B,
+        Family::C => &FAMILY_C,
     };
     let (cur, plans, conf, aband, comp) = (t.current, t.plans, t.confirm, t.abandon, t.completed);
     let filler = |k: usize| (FILLER[(i + k) % FILLER.len()].to_owned(), Role::Filler);
