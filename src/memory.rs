@@ -419,15 +419,21 @@ impl Memory {
             (None, Some(kv)) => (Some(kv.key), Some(kv.value)),
             (None, None) => (None, None),
         };
+        // The gate and the cues only ever act on a keyed statement (or one
+        // naming a cell), so a keyless one, the bulk of real text, pays
+        // for neither.
+        let keyed = key.is_some() || extraction.cell.is_some();
         // The gate reads when the value holds (the caller may say it); a
         // plan, a correction or an abandonment is not a cue's to type.
         let kind = match (o.op, o.target) {
-            (Op::Accept, None) => o.kind.unwrap_or_else(|| gate::classify(&normalized).kind),
+            (Op::Accept, None) if keyed => {
+                o.kind.unwrap_or_else(|| gate::classify(&normalized).kind)
+            }
             _ => Kind::Other,
         };
         // A plain statement's cues may make it a typed operation (the
         // ledger applies it only where it fits: see `ledger::ops`).
-        let cued = if plain && matches!(kind, Kind::Other | Kind::Completed) {
+        let cued = if plain && keyed && matches!(kind, Kind::Other | Kind::Completed) {
             cues::find_op(&normalized)
         } else {
             None
