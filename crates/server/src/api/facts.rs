@@ -109,7 +109,6 @@ pub async fn fact(
                 .filter_map(|p| version.timeline.get(*p)),
         );
         related.sort_by_key(|f| f.id());
-        related.dedup_by_key(|f| f.id());
     }
     let as_of = query.as_of.map(|seq| {
         std::iter::once(fact)
