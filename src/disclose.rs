@@ -18,6 +18,9 @@ use crate::fact::{Fact, FactId, Status};
 use crate::index::Timeline;
 use crate::ledger::AsOf;
 
+/// How many disclosure modes there are (the longest `disclose` list).
+pub const MODES: usize = 4;
+
 /// Alternatives a contested line names (the rest are counted).
 pub const SHOWN_ALTERNATIVES: usize = 3;
 
@@ -106,6 +109,12 @@ impl Disclose {
 impl TryFrom<Vec<String>> for Disclose {
     type Error = Error;
     fn try_from(modes: Vec<String>) -> Result<Disclose> {
+        if modes.len() > MODES {
+            return Err(Error::InvalidConfig(format!(
+                "disclose lists {} modes: name each of \"support\", \"alternatives\", \"history\", \"pending\" at most once",
+                modes.len()
+            )));
+        }
         let mut d = Disclose::NONE;
         for m in modes {
             match m.as_str() {

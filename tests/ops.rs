@@ -614,6 +614,10 @@ fn disclosure_appends_alternatives_history_and_support_when_they_fit() {
     assert!(d.history && d.support && !d.alternatives);
     let e = serde_json::from_str::<Disclose>(r#"["everything"]"#).unwrap_err();
     assert!(e.to_string().contains("alternatives"), "{e}");
+    let e =
+        serde_json::from_str::<Disclose>(r#"["history","history","history","history","history"]"#)
+            .unwrap_err();
+    assert!(e.to_string().contains("at most once"), "{e}");
 }
 
 #[test]
