@@ -128,6 +128,12 @@ pub enum Error {
     )]
     NoHistoryIndex,
 
+    /// A dense or hybrid ranker was asked for where no encoder or model is
+    /// available (the message says which and how to fix it: usually run
+    /// `scripts/fetch-models`).
+    #[error("dense retrieval unavailable: {0}")]
+    DenseUnavailable(String),
+
     /// A fresh-mode retrieval was cancelled by its request (deadline passed).
     #[error("retrieval cancelled: the request's waiting budget ran out first")]
     Cancelled,

@@ -88,6 +88,7 @@ pub mod retrieve;
 pub mod rules;
 pub mod text;
 pub mod time;
+pub mod vector;
 
 pub use block::Block;
 pub use config::Config;

@@ -1,0 +1,148 @@
+//! Dense vectors of facts and queries, and the encoder that makes them.
+//!
+//! The core library holds vectors and scans them; it never runs a model.
+//! An [`Encoder`] (the `pfm-dense` crate's MiniLM, or a test's) is attached
+//! to a [`crate::memory::Memory`], which embeds each new fact on the write
+//! path, in one batch per commit, and lists the vectors with the fact in the
+//! index (a version never mixes vectors of two states: they are part of the
+//! segments). Query vectors are made by whoever runs the request (a
+//! retrieval worker, the harness) and travel in [`crate::retrieve::Request`].
+//!
+//! # Storage
+//! A vector is stored int8: `x ≈ scale · q` with `scale = max|x| / 127`
+//! (per vector; MiniLM's outputs are L2-normalized, so the largest component
+//! sets the grid). 384 dimensions cost 388 bytes rather than 1,536; the
+//! ranking it gives is measured against the f32 one in `pfm-dense`'s tests.
+//! Scores are the int8 dot product times both scales, which for normalized
+//! inputs approximates cosine similarity.
+
+use std::sync::Arc;
+
+use crate::error::Result;
+
+/// One int8-quantized vector (see the module docs).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Vector {
+    scale: f32,
+    data: Box<[i8]>,
+}
+
+impl Vector {
+    /// Quantizes `x` (any length; all-zero gives a zero vector).
+    pub fn quantize(x: &[f32]) -> Vector {
+        let max = x.iter().fold(0f32, |m, v| m.max(v.abs()));
+        let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
+        Vector {
+            scale,
+            data: x
+                .iter()
+                .map(|v| (v / scale).round().clamp(-127.0, 127.0) as i8)
+                .collect(),
+        }
+    }
+
+    /// Number of dimensions.
+    pub fn dim(&self) -> usize {
+        self.data.len()
+    }
+
+    /// The approximate dot product with `other` (0 when the dimensions differ).
+    #[inline]
+    pub fn dot(&self, other: &Vector) -> f32 {
+        if self.data.len() != other.data.len() {
+            return 0.0;
+        }
+        // i8·i8 products summed in i32: exact, and the form the compiler
+        // vectorizes (|sum| <= 384 · 127² fits easily).
+        let sum: i32 = self
+            .data
+            .iter()
+            .zip(other.data.iter())
+            .map(|(a, b)| i32::from(*a) * i32::from(*b))
+            .sum();
+        sum as f32 * self.scale * other.scale
+    }
+
+    /// The dequantized components.
+    pub fn to_f32(&self) -> Vec<f32> {
+        self.data
+            .iter()
+            .map(|q| f32::from(*q) * self.scale)
+            .collect()
+    }
+
+    /// Bytes this vector occupies on the heap and inline.
+    pub fn bytes(&self) -> usize {
+        std::mem::size_of::<Vector>() + self.data.len()
+    }
+}
+
+/// The vectors of one fact: its text, and (when the store keeps them for the
+/// `_p` arms) its text with its participants' names.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DocVectors {
+    /// The embedding of the fact's text.
+    pub text: Vector,
+    /// The embedding of the text followed by the participants' names.
+    pub with_participants: Option<Vector>,
+}
+
+/// Shared vectors of a fact: one allocation, referenced by every segment
+/// that lists the fact.
+pub type SharedVectors = Arc<DocVectors>;
+
+/// A text encoder: sentences in, one vector per sentence out, all of
+/// [`Encoder::dim`] components. Takes `&mut self` because model sessions
+/// are not shareable (fastembed's `embed` takes `&mut self`); the write path
+/// owns one, and each retrieval worker owns its own.
+pub trait Encoder: Send {
+    /// Number of dimensions of every vector it returns.
+    fn dim(&self) -> usize;
+    /// Embeds `texts`, in order.
+    fn encode(&mut self, texts: &[&str]) -> Result<Vec<Vec<f32>>>;
+}
+
+/// The text a fact is embedded from for the `_p` arms, and the query text
+/// of a `_p` request: the text, then the participants' names.
+pub fn with_participants<S: AsRef<str>>(text: &str, participants: &[S]) -> String {
+    let mut out = String::with_capacity(text.len() + 16 * participants.len());
+    out.push_str(text);
+    for p in participants {
+        out.push(' ');
+        out.push_str(p.as_ref());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantized_dot_tracks_the_exact_one() {
+        let a: Vec<f32> = (0..384)
+            .map(|i| ((i * 7 % 13) as f32 - 6.0) / 40.0)
+            .collect();
+        let b: Vec<f32> = (0..384)
+            .map(|i| ((i * 5 % 11) as f32 - 5.0) / 35.0)
+            .collect();
+        let exact: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
+        let approx = Vector::quantize(&a).dot(&Vector::quantize(&b));
+        assert!(
+            (exact - approx).abs() < 0.01 * exact.abs().max(1.0),
+            "{exact} vs {approx}"
+        );
+        assert_eq!(
+            Vector::quantize(&[0.0; 4]).dot(&Vector::quantize(&[1.0; 4])),
+            0.0
+        );
+        assert_eq!(
+            Vector::quantize(&[1.0; 3]).dot(&Vector::quantize(&[1.0; 4])),
+            0.0
+        );
+        assert_eq!(
+            with_participants("moved to Lisbon", &["Ana Ruiz"]),
+            "moved to Lisbon Ana Ruiz"
+        );
+    }
+}
