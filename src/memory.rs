@@ -24,6 +24,7 @@ use crate::limits::{MAX_NAMES, MAX_TEXT_BYTES, check_names};
 use crate::retrieve::{Request, retrieve, retrieve_as_of};
 use crate::text;
 use crate::time::WallTime;
+use crate::vector::{Encoder, VectorStore};
 
 pub use crate::ledger::Forget;
 
@@ -195,6 +196,8 @@ pub struct Memory {
     timeline: Timeline,
     version: Arc<IndexVersion>,
     journal: Journal,
+    /// The encoder and the facts' vectors, once one is attached.
+    vectors: Option<VectorStore>,
 }
 
 /// What commits wrote to the ledger since the journal was last taken: the
@@ -235,7 +238,44 @@ impl Memory {
             )),
             config,
             journal: Journal::default(),
+            vectors: None,
         })
+    }
+
+    /// Attaches an encoder: every retained fact is embedded now (one call)
+    /// and re-listed with its vectors, then each commit embeds the facts it
+    /// retains, on the write path. `participants` also keeps the vectors of
+    /// text plus participants that the `_p` dense arms read.
+    pub fn set_encoder(&mut self, encoder: Box<dyn Encoder>, participants: bool) -> Result<()> {
+        let mut store = VectorStore::new(encoder, participants);
+        let bodies: Vec<&FactBody> = self.ledger.facts().map(|f| &*f.body).collect();
+        store.embed(&bodies)?;
+        self.vectors = Some(store);
+        let ids: Vec<(FactId, bool)> = self
+            .ledger
+            .facts()
+            .map(|f| (f.id(), f.state.is_current()))
+            .collect();
+        for (id, current) in ids {
+            let (body, _) = self.snapshot(id);
+            let nodes = self.nodes_of(&body);
+            let doc = self.doc(id, nodes);
+            if current && self.active.remove(id) {
+                self.active.add(doc.clone());
+            }
+            if let Some(h) = &mut self.history
+                && h.remove(id)
+            {
+                h.add(doc);
+            }
+        }
+        self.publish(self.ledger.seq());
+        Ok(())
+    }
+
+    /// The attached encoder's vectors (`None`: no encoder).
+    pub fn vectors(&self) -> Option<&VectorStore> {
+        self.vectors.as_ref()
     }
 
     /// A store rebuilt from its durable facts (see [`Ledger::restore`]):
@@ -485,6 +525,7 @@ impl Memory {
         if commit.changes.is_empty() {
             return;
         }
+        self.embed_recorded(commit);
         let half_life = self.config.graph.edge_half_life_days;
         for change in &commit.changes {
             match change {
@@ -499,14 +540,15 @@ impl Memory {
                     let nodes = self.nodes_of(&body);
                     self.graph
                         .strengthen(&nodes, contribution(observed, half_life));
+                    let doc = self.doc(*id, nodes);
                     if let Some(h) = &mut self.history {
-                        h.add(doc_for(&self.ledger, *id, nodes));
+                        h.add(doc);
                     }
                 }
                 Change::Activated(id) => {
                     let (body, _) = self.snapshot(*id);
                     let nodes = self.nodes_of(&body);
-                    self.active.add(doc_for(&self.ledger, *id, nodes));
+                    self.active.add(self.doc(*id, nodes));
                 }
                 Change::Deactivated(id) => {
                     self.active.remove(*id);
@@ -519,13 +561,14 @@ impl Memory {
                     if gain > 0.0 {
                         self.graph.strengthen(&nodes, gain);
                     }
+                    let doc = self.doc(*id, nodes);
                     if self.active.remove(*id) {
-                        self.active.add(doc_for(&self.ledger, *id, nodes.clone()));
+                        self.active.add(doc.clone());
                     }
                     if let Some(h) = &mut self.history
                         && h.remove(*id)
                     {
-                        h.add(doc_for(&self.ledger, *id, nodes));
+                        h.add(doc);
                     }
                 }
                 Change::Erased(body) => {
@@ -533,6 +576,9 @@ impl Memory {
                     self.journal.erased.insert(body.id);
                     self.timeline.erase(body.id);
                     self.active.remove(body.id);
+                    if let Some(v) = &mut self.vectors {
+                        v.remove(body.id);
+                    }
                     if let Some(h) = &mut self.history {
                         h.remove(body.id);
                     }
@@ -544,6 +590,33 @@ impl Memory {
             }
         }
         self.publish(commit.seq);
+    }
+
+    /// Embeds the facts a commit retained, in one encoder call. The commit
+    /// is already made, so an encoder failure cannot refuse it: those facts
+    /// stay lexical-only and [`VectorStore::missed`] counts them.
+    fn embed_recorded(&mut self, commit: &Commit) {
+        let Some(store) = &mut self.vectors else {
+            return;
+        };
+        let bodies: Vec<&FactBody> = commit
+            .changes
+            .iter()
+            .filter_map(|c| match c {
+                Change::Recorded(id) => self.ledger.get(*id).map(|f| &*f.body),
+                _ => None,
+            })
+            .collect();
+        // A failure is counted in `missed`, which the server reports.
+        store.embed(&bodies).ok();
+    }
+
+    /// The index document of a retained fact, with its vectors if any.
+    fn doc(&self, id: FactId, nodes: Vec<NodeId>) -> DocInput {
+        DocInput {
+            vectors: self.vectors.as_ref().and_then(|v| v.get(id)),
+            ..doc_for(&self.ledger, id, nodes)
+        }
     }
 
     /// Brings a retained fact's timeline entry up to date.

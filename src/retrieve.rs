@@ -16,6 +16,7 @@ use crate::rank::scorer::{Cancel, Query};
 use crate::rank::{Ranker, Scratch, shortlist};
 use crate::rules::{self, Rules};
 use crate::time::WallTime;
+use crate::vector::Vector;
 
 /// What an agent asks memory for before it generates.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -46,6 +47,11 @@ pub struct Request {
     /// "history"]`); none by default, so the block is the paper's format.
     #[serde(default, skip_serializing_if = "Disclose::is_none")]
     pub disclose: Disclose,
+    /// The embedding of [`Ranker::query_text`], for a dense or hybrid
+    /// ranker: made by whoever runs the request (a retrieval worker owns an
+    /// encoder), never sent over the wire.
+    #[serde(skip)]
+    pub vector: Option<Arc<Vector>>,
 }
 
 fn default_k() -> usize {
@@ -71,6 +77,7 @@ impl Request {
             ranker: Ranker::pfm(),
             rules: Rules::NONE,
             disclose: Disclose::NONE,
+            vector: None,
         }
     }
 
@@ -98,6 +105,12 @@ impl Request {
     /// Sets the ranker.
     pub fn with_ranker(mut self, ranker: Ranker) -> Self {
         self.ranker = ranker;
+        self
+    }
+
+    /// Sets the query's embedding (see [`Request::vector`]).
+    pub fn with_vector(mut self, vector: Arc<Vector>) -> Self {
+        self.vector = Some(vector);
         self
     }
 
@@ -165,6 +178,7 @@ pub fn retrieve_cancellable(
         participants: &request.participants,
         at: request.at,
         cancel,
+        vector: request.vector.as_deref(),
     };
     let list = shortlist(
         version,

@@ -18,7 +18,10 @@
 
 use std::sync::Arc;
 
-use crate::error::Result;
+use rustc_hash::FxHashMap;
+
+use crate::error::{Error, Result};
+use crate::fact::{FactBody, FactId};
 
 /// One int8-quantized vector (see the module docs).
 #[derive(Clone, Debug, PartialEq)]
@@ -95,11 +98,124 @@ pub type SharedVectors = Arc<DocVectors>;
 /// [`Encoder::dim`] components. Takes `&mut self` because model sessions
 /// are not shareable (fastembed's `embed` takes `&mut self`); the write path
 /// owns one, and each retrieval worker owns its own.
-pub trait Encoder: Send {
+pub trait Encoder: Send + Sync {
     /// Number of dimensions of every vector it returns.
     fn dim(&self) -> usize;
     /// Embeds `texts`, in order.
     fn encode(&mut self, texts: &[&str]) -> Result<Vec<Vec<f32>>>;
+}
+
+/// A store's encoder and the vectors it made: one entry per retained fact
+/// embedded so far. Owned by the single writer ([`crate::memory::Memory`]).
+pub struct VectorStore {
+    encoder: Box<dyn Encoder>,
+    participants: bool,
+    vectors: FxHashMap<FactId, SharedVectors>,
+    missed: u64,
+}
+
+impl std::fmt::Debug for VectorStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VectorStore")
+            .field("dim", &self.encoder.dim())
+            .field("participants", &self.participants)
+            .field("vectors", &self.vectors.len())
+            .field("missed", &self.missed)
+            .finish()
+    }
+}
+
+impl VectorStore {
+    /// A store over `encoder`; `participants` also embeds each fact's text
+    /// with its participants' names (for the `_p` arms: twice the vectors).
+    pub fn new(encoder: Box<dyn Encoder>, participants: bool) -> Self {
+        VectorStore {
+            encoder,
+            participants,
+            vectors: FxHashMap::default(),
+            missed: 0,
+        }
+    }
+
+    /// Embeds the facts that have no vectors yet, in one encoder call. This
+    /// runs after their commit, which cannot be undone: if the encoder
+    /// fails, the facts stay lexical-only, the failure is counted
+    /// ([`VectorStore::missed`]) and returned for the caller to report.
+    pub fn embed(&mut self, facts: &[&FactBody]) -> Result<()> {
+        let new: Vec<&FactBody> = facts
+            .iter()
+            .copied()
+            .filter(|f| !self.vectors.contains_key(&f.id))
+            .collect();
+        if new.is_empty() {
+            return Ok(());
+        }
+        let mut texts: Vec<String> = new.iter().map(|f| f.text.to_string()).collect();
+        if self.participants {
+            texts.extend(
+                new.iter()
+                    .map(|f| with_participants(&f.text, &f.participants)),
+            );
+        }
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let vectors = match self.encoder.encode(&refs) {
+            Ok(v) if v.len() == refs.len() => v,
+            Ok(v) => {
+                self.missed += new.len() as u64;
+                return Err(Error::DenseUnavailable(format!(
+                    "the encoder returned {} vectors for {} texts",
+                    v.len(),
+                    refs.len()
+                )));
+            }
+            Err(e) => {
+                self.missed += new.len() as u64;
+                return Err(e);
+            }
+        };
+        let (text, with_p) = vectors.split_at(new.len());
+        for (i, f) in new.iter().enumerate() {
+            let v = DocVectors {
+                text: Vector::quantize(&text[i]),
+                with_participants: with_p.get(i).map(|v| Vector::quantize(v)),
+            };
+            self.vectors.insert(f.id, Arc::new(v));
+        }
+        Ok(())
+    }
+
+    /// A fact's vectors, if it has them.
+    pub fn get(&self, id: FactId) -> Option<SharedVectors> {
+        self.vectors.get(&id).cloned()
+    }
+
+    /// Forgets an erased fact's vectors.
+    pub fn remove(&mut self, id: FactId) {
+        self.vectors.remove(&id);
+    }
+
+    /// Facts left without vectors because the encoder failed.
+    pub fn missed(&self) -> u64 {
+        self.missed
+    }
+
+    /// Number of facts with vectors.
+    pub fn len(&self) -> usize {
+        self.vectors.len()
+    }
+
+    /// Whether no fact has vectors.
+    pub fn is_empty(&self) -> bool {
+        self.vectors.is_empty()
+    }
+
+    /// Heap bytes of the vectors (both kinds), excluding the map's own table.
+    pub fn bytes(&self) -> usize {
+        self.vectors
+            .values()
+            .map(|v| v.text.bytes() + v.with_participants.as_ref().map_or(0, Vector::bytes))
+            .sum()
+    }
 }
 
 /// The text a fact is embedded from for the `_p` arms, and the query text

@@ -301,7 +301,7 @@ proptest! {
         for (choice, flags) in rankers {
             let ranker = ranker(choice, flags);
             for q in &queries {
-                let query = Query { context: &q.text, participants: &q.participants, at: s.query_time(), cancel: None };
+                let query = Query { context: &q.text, participants: &q.participants, at: s.query_time(), cancel: None, vector: None };
                 let fast = shortlist_with(&version, query, &ranker, n, Scoring::Pruned, &mut scratch).unwrap();
                 let fast2 = shortlist_with(&version, query, &ranker, n, Scoring::Pruned, &mut two_pass).unwrap();
                 let slow = shortlist_with(&version, query, &ranker, n, Scoring::Exhaustive, &mut scratch).unwrap();
@@ -327,7 +327,7 @@ proptest! {
             let ranker = bm25f_ranker(choice, flags);
             for q in &queries {
                 let at = s.query_time();
-                let query = Query { context: &q.text, participants: &q.participants, at, cancel: None };
+                let query = Query { context: &q.text, participants: &q.participants, at, cancel: None, vector: None };
                 let got = shortlist_with(&version, query, &ranker, n, Scoring::Pruned, &mut scratch).unwrap();
                 let want = oracle.scores(&q.text, &q.participants, at, &ranker);
                 let by_fact: HashMap<FactId, f64> = want.iter().copied().collect();

@@ -42,6 +42,7 @@ use crate::fact::{Fact, FactBody, FactId, Usage, name_key};
 use crate::graph::NodeId;
 use crate::text;
 use crate::time::{DAY_MS, WallTime};
+use crate::vector::{DocVectors, SharedVectors};
 
 /// Number of BM25F fields: text, entities, participants.
 pub const FIELDS: usize = 3;
@@ -74,6 +75,8 @@ pub struct DocInput {
     pub attrs: DocAttrs,
     /// Graph nodes of its entities and participants.
     pub nodes: Box<[NodeId]>,
+    /// Its dense vectors, when the store has an encoder.
+    pub vectors: Option<SharedVectors>,
 }
 
 impl DocInput {
@@ -86,6 +89,7 @@ impl DocInput {
                 usage: fact.state.usage,
             },
             nodes,
+            vectors: None,
         }
     }
 }
@@ -231,6 +235,8 @@ pub struct Segment {
     fact_ids: Vec<FactId>,
     bodies: Vec<Arc<FactBody>>,
     attrs: Vec<DocAttrs>,
+    /// Per document, its dense vectors (shared with the store's map).
+    vectors: Vec<Option<SharedVectors>>,
     /// Per-document token count per field.
     lens: Vec<[u16; FIELDS]>,
     /// Per-document length under the store's field weights: `Σ α_F · len_F`.
@@ -398,6 +404,7 @@ impl Segment {
             fact_ids: docs.iter().map(|d| d.body.id).collect(),
             bodies: docs.iter().map(|d| d.body.clone()).collect(),
             attrs: docs.iter().map(|d| d.attrs).collect(),
+            vectors: docs.iter().map(|d| d.vectors.clone()).collect(),
             lens,
             dl,
             starts,
@@ -488,7 +495,14 @@ impl Segment {
             body: self.bodies[doc as usize].clone(),
             attrs: self.attrs[doc as usize],
             nodes: self.record(doc).nodes.into(),
+            vectors: self.vectors[doc as usize].clone(),
         }
+    }
+
+    /// The dense vectors of a local document, if it has them.
+    #[inline]
+    pub fn vectors(&self, doc: u32) -> Option<&DocVectors> {
+        self.vectors[doc as usize].as_deref()
     }
 
     /// Token counts per field of a local document.
@@ -685,6 +699,7 @@ pub(crate) mod fixtures {
                         usage: Usage::default(),
                     },
                     nodes: Box::new([]),
+                    vectors: None,
                 }
             })
             .collect();
@@ -736,6 +751,7 @@ mod tests {
                 usage: Usage::default(),
             },
             nodes: (0..id as u32).collect(),
+            vectors: None,
         };
         let seg = Segment::build(
             vec![
@@ -824,6 +840,7 @@ mod tests {
                 usage: Usage::default(),
             },
             nodes: Box::new([]),
+            vectors: None,
         };
         let a = Segment::build(vec![doc(4, "delta"), doc(1, "alpha")], &p);
         let b = Segment::build(vec![doc(2, "beta"), doc(3, "gamma")], &p);

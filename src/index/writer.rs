@@ -288,6 +288,7 @@ mod tests {
                 usage: Usage::default(),
             },
             nodes: Box::new([]),
+            vectors: None,
         }
     }
 

@@ -26,6 +26,7 @@
 //! ablations by a [`Ranker`] flag.
 
 mod cursor;
+pub mod dense;
 mod maxscore;
 mod plan;
 pub mod query;
@@ -49,6 +50,19 @@ pub enum ParticipantTerms {
     Weighted,
     /// Each participant token with weight 1, as plain query words (BM25 + P_t).
     Plain,
+}
+
+/// Whether and how an arm reads dense vectors (see [`dense`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DenseMode {
+    /// Lexical only.
+    #[default]
+    Off,
+    /// An exact scan of the vectors only.
+    Dense,
+    /// Reciprocal rank fusion of the BM25 and dense shortlists.
+    Hybrid,
 }
 
 /// A retrieval arm: which signals the scorer uses. All arms share the
@@ -77,6 +91,11 @@ pub struct Ranker {
     pub participant_seeds: bool,
     /// Retrieve from active facts only; `false` reads every retained version.
     pub validity: bool,
+    /// Whether the arm reads dense vectors (the request then carries a
+    /// query vector). With [`DenseMode::Hybrid`], the flags above describe
+    /// its BM25 half.
+    #[serde(default)]
+    pub dense: DenseMode,
 }
 
 impl Ranker {
@@ -93,6 +112,7 @@ impl Ranker {
             graph: true,
             participant_seeds: true,
             validity: true,
+            dense: DenseMode::Off,
         }
     }
 
@@ -125,20 +145,66 @@ impl Ranker {
             graph: false,
             participant_seeds: false,
             validity,
+            dense: DenseMode::Off,
         }
     }
 
-    /// The arm with this name: `pfm`, or `bm25[_validity][_recency][_p]`.
+    /// A dense or hybrid arm (Table 12): `dense[_validity][_p]` or
+    /// `hybrid[_validity][_p]`. `participants` appends the participants'
+    /// names to the query text and reads the facts' vectors of text plus
+    /// participants; a hybrid arm's BM25 half is `bm25[_validity][_p]`.
+    pub fn dense(mode: DenseMode, validity: bool, participants: bool) -> Self {
+        let mut ranker = Ranker::bm25(validity, false, participants);
+        let prefix = match mode {
+            DenseMode::Off => return ranker,
+            DenseMode::Dense => "dense",
+            DenseMode::Hybrid => "hybrid",
+        };
+        ranker.name = ranker.name.replacen("bm25", prefix, 1);
+        ranker.dense = mode;
+        ranker
+    }
+
+    /// Whether requests with this ranker need a query vector.
+    pub fn needs_vector(&self) -> bool {
+        self.dense != DenseMode::Off
+    }
+
+    /// Whether the dense half reads text-plus-participants vectors.
+    pub fn dense_with_participants(&self) -> bool {
+        self.participant_terms != ParticipantTerms::Off
+    }
+
+    /// The text to embed as this ranker's query: the context, followed by
+    /// the participants' names for a `_p` arm.
+    pub fn query_text(&self, context: &str, participants: &[String]) -> String {
+        if self.dense_with_participants() {
+            crate::vector::with_participants(context, participants)
+        } else {
+            context.to_owned()
+        }
+    }
+
+    /// The arm with this name: `pfm`, `bm25[_validity][_recency][_p]`,
+    /// `dense[_validity][_p]` or `hybrid[_validity][_p]`.
     pub fn named(name: &str) -> Result<Self> {
         if name == "pfm" {
             return Ok(Ranker::pfm());
         }
         let unknown = || {
             Error::InvalidConfig(format!(
-                "unknown ranker {name:?}: use pfm or bm25[_validity][_recency][_p] (e.g. bm25_validity_p)"
+                "unknown ranker {name:?}: use pfm, bm25[_validity][_recency][_p] (e.g. bm25_validity_p), \
+                 dense[_validity][_p] or hybrid[_validity][_p]"
             ))
         };
-        let mut rest = name.strip_prefix("bm25").ok_or_else(unknown)?;
+        let (mode, mut rest) = [
+            ("bm25", DenseMode::Off),
+            ("dense", DenseMode::Dense),
+            ("hybrid", DenseMode::Hybrid),
+        ]
+        .into_iter()
+        .find_map(|(prefix, mode)| name.strip_prefix(prefix).map(|r| (mode, r)))
+        .ok_or_else(unknown)?;
         let mut flag = |suffix: &str| match rest.strip_prefix(suffix) {
             Some(r) => {
                 rest = r;
@@ -146,11 +212,17 @@ impl Ranker {
             }
             None => false,
         };
-        let (validity, recency, participants) = (flag("_validity"), flag("_recency"), flag("_p"));
+        let validity = flag("_validity");
+        // Recency is a lexical arm's factor; the dense arms have none.
+        let recency = mode == DenseMode::Off && flag("_recency");
+        let participants = flag("_p");
         if !rest.is_empty() {
             return Err(unknown());
         }
-        Ok(Ranker::bm25(validity, recency, participants))
+        Ok(match mode {
+            DenseMode::Off => Ranker::bm25(validity, recency, participants),
+            _ => Ranker::dense(mode, validity, participants),
+        })
     }
 
     /// The field weights this ranker uses with a store's parameters.
@@ -189,11 +261,18 @@ mod tests {
             "bm25_validity_p",
             "bm25_recency",
             "bm25_validity_recency_p",
+            "dense",
+            "dense_validity_p",
+            "hybrid_p",
+            "hybrid_validity",
         ] {
             assert_eq!(Ranker::named(name).unwrap().name, name);
         }
         assert!(Ranker::named("bm25_p_validity").is_err());
-        assert!(Ranker::named("dense").is_err());
+        assert!(Ranker::named("dense_recency").is_err());
+        assert!(Ranker::named("hybrid_p_validity").is_err());
+        assert!(Ranker::named("dense").unwrap().needs_vector());
+        assert!(!Ranker::named("bm25_p").unwrap().needs_vector());
         let p = crate::config::ScoreParams::default();
         assert_eq!(Ranker::bm25(true, false, true).field_mask(&p), 0b101);
         assert_eq!(Ranker::pfm().field_mask(&p), 0b111);

@@ -19,7 +19,7 @@ use super::plan::Plan;
 
 pub use super::maxscore::Scratch;
 pub use super::plan::{Cancel, Strategy};
-use super::{QueryTerm, Ranker, normalized_query_terms};
+use super::{DenseMode, QueryTerm, Ranker, dense, normalized_query_terms};
 use crate::error::{Error, Result};
 use crate::fact::{FactBody, FactId, name_key};
 use crate::graph::NodeId;
@@ -29,6 +29,7 @@ use crate::index::segment::{
 };
 use crate::text;
 use crate::time::WallTime;
+use crate::vector::Vector;
 
 /// A shortlisted fact and its score.
 #[derive(Clone, Debug)]
@@ -53,6 +54,8 @@ pub struct Query<'a> {
     /// Checked before scoring and between query terms; a cancelled query
     /// returns [`Error::Cancelled`].
     pub cancel: Option<&'a dyn Cancel>,
+    /// The query's embedding, for a dense or hybrid ranker.
+    pub vector: Option<&'a Vector>,
 }
 
 impl std::fmt::Debug for Query<'_> {
@@ -91,6 +94,44 @@ pub fn shortlist_with(
     } else {
         version.history.as_ref().ok_or(Error::NoHistoryIndex)?
     };
+    if ranker.dense == DenseMode::Off {
+        return lexical(version, corpus, query, ranker, n, strategy, scratch);
+    }
+    let vector = query.vector.ok_or_else(|| {
+        Error::DenseUnavailable(format!(
+            "ranker {:?} needs the query's embedding, and the request carries none \
+             (the server embeds it when the models are fetched: scripts/fetch-models)",
+            ranker.name
+        ))
+    })?;
+    if version.past.is_some() {
+        return Err(Error::DenseUnavailable(
+            "an as-of view lists facts without their vectors: use a lexical ranker for as-of reads"
+                .into(),
+        ));
+    }
+    let dense = dense::shortlist(corpus, vector, &query, ranker, n, scratch)?;
+    if ranker.dense == DenseMode::Dense {
+        return Ok(dense);
+    }
+    let bm25 = Ranker {
+        dense: DenseMode::Off,
+        ..ranker.clone()
+    };
+    let lexical = lexical(version, corpus, query, &bm25, n, strategy, scratch)?;
+    Ok(dense::fuse([lexical, dense], n))
+}
+
+/// The lexical arms' shortlist (BM25F, PFM's factors) over `corpus`.
+fn lexical(
+    version: &IndexVersion,
+    corpus: &crate::index::Corpus,
+    query: Query<'_>,
+    ranker: &Ranker,
+    n: usize,
+    strategy: Strategy,
+    scratch: &mut Scratch,
+) -> Result<Vec<Scored>> {
     let params = &version.params;
     let norm = text::normalize(query.context);
     let terms = normalized_query_terms(&norm, query.participants, ranker, params);
