@@ -12,8 +12,10 @@ pub struct EvalArgs {
     #[arg(long, value_delimiter = ',', default_values_t = pfm_harness::eval::SEEDS)]
     seeds: Vec<u64>,
     /// Arms, comma-separated: pfm, pfm_keyless, bm25, bm25_p,
-    /// bm25_recency, bm25_recency_p, bm25_validity, bm25_validity_p.
-    #[arg(long, value_delimiter = ',', default_values = pfm_harness::eval::arms::LEXICAL)]
+    /// bm25_recency, bm25_recency_p, bm25_validity, bm25_validity_p, and
+    /// the dense arms dense[_validity][_p], hybrid[_validity][_p] (these
+    /// need scripts/fetch-models). Default: all sixteen.
+    #[arg(long, value_delimiter = ',', default_values_t = pfm_harness::eval::arms::all())]
     arms: Vec<String>,
     /// Character budgets B, comma-separated.
     #[arg(long, value_delimiter = ',', default_values_t = pfm_harness::eval::BUDGETS)]

@@ -65,6 +65,12 @@ pub struct ServeArgs {
     /// it is closed.
     #[arg(long, default_value_t = 5)]
     header_timeout_secs: u64,
+    /// The dense arm's files (`scripts/fetch-models` puts them in
+    /// `models/`): with it, tenants' facts are embedded with MiniLM and
+    /// `/v1/retrieve` serves the dense and hybrid rankers. Without it those
+    /// rankers answer 503 dense_unavailable.
+    #[arg(long, env = "PFM_MODELS")]
+    models: Option<PathBuf>,
     /// Create this tenant with a fresh token at start if the data
     /// directory has no token yet (the token is printed once on stdout).
     #[arg(long)]
@@ -90,6 +96,7 @@ impl ServeArgs {
                 rate_limit: self.rate_limit,
                 observe_rate: self.observe_rate,
                 max_contexts: self.max_contexts,
+                models: self.models.map(pfm_dense::ModelDir::at).transpose()?,
             },
             limits: Limits {
                 max_body: self.max_body,

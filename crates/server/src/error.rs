@@ -100,6 +100,7 @@ impl From<Error> for ApiError {
             Error::UnknownFact(_) => (StatusCode::NOT_FOUND, "unknown_fact"),
             Error::UnknownContext(_) => (StatusCode::NOT_FOUND, "unknown_context"),
             Error::OpNotApplicable { .. } => (StatusCode::CONFLICT, "op_not_applicable"),
+            Error::DenseUnavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "dense_unavailable"),
             Error::ShutDown(_) | Error::Cancelled => {
                 (StatusCode::SERVICE_UNAVAILABLE, "unavailable")
             }

@@ -37,6 +37,9 @@ pub struct TenantOptions {
     pub observe_rate: NonZeroU32,
     /// Most registered contexts per tenant.
     pub max_contexts: usize,
+    /// The dense arm's files: when set, each tenant's store embeds its facts
+    /// (MiniLM, on the writer's path) and the dense rankers are served.
+    pub models: Option<pfm_dense::ModelDir>,
 }
 
 /// One tenant's memory.
@@ -64,7 +67,11 @@ impl Tenant {
     /// Opens a tenant's ledger (replaying it) and starts serving it. Must
     /// run on a thread that may block (not an async task).
     fn open(name: &str, dir: &Path, options: &TenantOptions) -> Result<Tenant> {
-        let (store, memory) = DurableLedger::open(dir, options.config.clone())?;
+        let (store, mut memory) = DurableLedger::open(dir, options.config.clone())?;
+        if let Some(models) = &options.models {
+            // Vectors are not stored: a restart embeds every retained fact.
+            memory.set_encoder(Box::new(pfm_dense::MiniLm::load(models, 1)?), false)?;
+        }
         tracing::info!(
             tenant = name,
             facts = memory.ledger().len(),

@@ -11,11 +11,13 @@
 //! | `bm25_recency`, `bm25_recency_p` | keyed, every retained version | BM25 · recency (+ participants) |
 //! | `bm25_validity`, `bm25_validity_p` | keyed, active facts only | BM25 (+ participants) |
 //!
-//! `_p` supplies the participant names to the query and to the fact text.
-//! The dense and hybrid arms of Table 12 (`dense`, `dense_p`,
-//! `dense_validity`, `dense_validity_p`, and the same with `hybrid`) are
-//! reserved names: `../shared/specs/dense-arm.md` adds them behind a cargo
-//! feature, and asking for one before then is a clear error.
+//! | `dense[_validity][_p]` | keyed (every version, or active only), MiniLM vectors | exact scan |
+//! | `hybrid[_validity][_p]` | the same | RRF of BM25 (+ participants) and dense |
+//!
+//! `_p` supplies the participant names to the query and to the fact text
+//! (for the dense arms: the vectors of text plus participants). The dense
+//! arms need `scripts/fetch-models`; asking for one without the files is a
+//! clear error naming it.
 
 use super::generator::Instance;
 use pfm::config::{Config, MergeMode};
@@ -57,8 +59,8 @@ pub const LEXICAL: [&str; 8] = [
     "bm25_recency_p",
 ];
 
-/// Arm names reserved for the dense-arm issue.
-pub const RESERVED: [&str; 8] = [
+/// Every dense and hybrid arm (Table 12), in report order.
+pub const DENSE: [&str; 8] = [
     "dense",
     "dense_p",
     "dense_validity",
@@ -72,21 +74,17 @@ pub const RESERVED: [&str; 8] = [
 impl Arm {
     /// The arm with this name.
     pub fn named(name: &str) -> Result<Arm> {
-        if RESERVED.contains(&name) {
-            return Err(Error::InvalidConfig(format!(
-                "arm {name:?} is a dense/hybrid arm, which the dense-arm issue adds \
-                 (../shared/specs/dense-arm.md); lexical arms: {}",
-                LEXICAL.join(", ")
-            )));
-        }
         let (store, ranker) = match name {
             "pfm" => (StoreKind::Keyed, Ranker::pfm()),
             "pfm_keyless" => (StoreKind::Keyless, Ranker::pfm()),
-            _ if LEXICAL.contains(&name) => (StoreKind::Keyed, Ranker::named(name)?),
+            _ if LEXICAL.contains(&name) || DENSE.contains(&name) => {
+                (StoreKind::Keyed, Ranker::named(name)?)
+            }
             _ => {
                 return Err(Error::InvalidConfig(format!(
-                    "unknown arm {name:?}: use one of {}",
-                    LEXICAL.join(", ")
+                    "unknown arm {name:?}: use one of {}, {}",
+                    LEXICAL.join(", "),
+                    DENSE.join(", ")
                 )));
             }
         };
@@ -96,6 +94,15 @@ impl Arm {
             ranker,
         })
     }
+}
+
+/// Every arm, in report order: the lexical ones, then the dense ones.
+pub fn all() -> Vec<String> {
+    LEXICAL
+        .iter()
+        .chain(&DENSE)
+        .map(|a| a.to_string())
+        .collect()
 }
 
 /// A message's key and value as the store filed it (`None`: keyless).
@@ -169,10 +176,18 @@ pub struct Stores {
 }
 
 impl Stores {
-    /// Builds the keyed store and, if an arm needs it, the keyless one.
+    /// Builds the keyed store (with MiniLM vectors, text and text plus
+    /// participants, if a dense arm reads it) and, if an arm needs it, the
+    /// keyless one.
     pub fn build(instance: &Instance, arms: &[Arm]) -> Result<Stores> {
+        let mut keyed = build(instance, StoreKind::Keyed, None)?;
+        if arms.iter().any(|a| a.ranker.needs_vector()) {
+            // One session on one thread: the store embeds in batches.
+            let encoder = pfm_dense::MiniLm::locate(1)?;
+            keyed.memory.set_encoder(Box::new(encoder), true)?;
+        }
         Ok(Stores {
-            keyed: build(instance, StoreKind::Keyed, None)?,
+            keyed,
             keyless: arms
                 .iter()
                 .any(|a| a.store == StoreKind::Keyless)

@@ -46,6 +46,7 @@ use pfm::error::{Error, Result};
 use pfm::fact::FactId;
 use pfm::index::IndexVersion;
 use pfm::retrieve::{Request, retrieve};
+use pfm::vector::{Encoder, Vector};
 
 use crate::run::RunMeta;
 
@@ -89,7 +90,7 @@ impl Default for EvalOptions {
     fn default() -> Self {
         EvalOptions {
             seeds: SEEDS.to_vec(),
-            arms: arms::LEXICAL.iter().map(|a| a.to_string()).collect(),
+            arms: arms::all(),
             budgets: BUDGETS.to_vec(),
             people: generator::DEFAULT_PEOPLE,
             key_noise: true,
@@ -280,6 +281,13 @@ pub fn run(options: &EvalOptions) -> Result<Evaluation> {
         + if options.studies { instances.len() } else { 0 };
     let bar = progress_bar(options.progress, steps as u64);
 
+    // The query encoder of the dense arms (two intra-op threads, as the
+    // spec measured); a request's latency includes its encoding.
+    let mut encoder = arms
+        .iter()
+        .any(|a| a.ranker.needs_vector())
+        .then(|| pfm_dense::MiniLm::locate(2))
+        .transpose()?;
     let mut records = Vec::new();
     let mut builds = Vec::new();
     for instance in &instances {
@@ -290,16 +298,18 @@ pub fn run(options: &EvalOptions) -> Result<Evaluation> {
         let versions: Vec<Arc<IndexVersion>> =
             arms.iter().map(|a| stores.of(a).version()).collect();
         for (arm, version) in arms.iter().zip(&versions) {
-            warm_up(version, instance, arm)?;
+            warm_up(version, instance, arm, encoder.as_mut())?;
         }
         for (qi, q) in instance.queries.iter().enumerate() {
             let chain = &instance.chains[q.chain];
             for (arm, version) in arms.iter().zip(&versions) {
+                let (vector, encode_us) = query_vector(instance, q, arm, encoder.as_mut())?;
                 for &budget in &options.budgets {
-                    let request = request(instance, q, arm, budget);
+                    let mut request = request(instance, q, arm, budget);
+                    request.vector = vector.clone();
                     let t = Instant::now();
                     let block = retrieve(version, &request)?;
-                    let latency_us = t.elapsed().as_secs_f64() * 1e6;
+                    let latency_us = t.elapsed().as_secs_f64() * 1e6 + encode_us;
                     records.push(Record {
                         seed: instance.seed,
                         query: qi,
@@ -388,11 +398,37 @@ fn request(instance: &Instance, q: &generator::Query, arm: &Arm, budget: usize) 
         .with_ranker(arm.ranker.clone())
 }
 
+/// The query vector of `q` for a dense or hybrid `arm` and the
+/// microseconds its encoding took (`None`, 0 for a lexical arm).
+fn query_vector(
+    instance: &Instance,
+    q: &generator::Query,
+    arm: &Arm,
+    encoder: Option<&mut pfm_dense::MiniLm>,
+) -> Result<(Option<Arc<Vector>>, f64)> {
+    let Some(encoder) = encoder.filter(|_| arm.ranker.needs_vector()) else {
+        return Ok((None, 0.0));
+    };
+    let r = request(instance, q, arm, BUDGETS[0]);
+    let text = arm.ranker.query_text(&r.context, &r.participants);
+    let t = Instant::now();
+    let v = encoder.encode(&[&text])?;
+    let vector = Vector::quantize(&v[0]);
+    Ok((Some(Arc::new(vector)), t.elapsed().as_secs_f64() * 1e6))
+}
+
 /// Runs an arm's first queries once, untimed, so thread-local scratch
-/// buffers and caches are warm before the timed pass.
-fn warm_up(version: &IndexVersion, instance: &Instance, arm: &Arm) -> Result<()> {
+/// buffers, caches and the encoder's session are warm before the timed pass.
+fn warm_up(
+    version: &IndexVersion,
+    instance: &Instance,
+    arm: &Arm,
+    mut encoder: Option<&mut pfm_dense::MiniLm>,
+) -> Result<()> {
     for q in instance.queries.iter().take(50) {
-        retrieve(version, &request(instance, q, arm, BUDGETS[0]))?;
+        let mut r = request(instance, q, arm, BUDGETS[0]);
+        r.vector = query_vector(instance, q, arm, encoder.as_deref_mut())?.0;
+        retrieve(version, &r)?;
     }
     Ok(())
 }

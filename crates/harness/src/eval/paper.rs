@@ -57,7 +57,7 @@ pub const TABLE1: [(&str, usize, [Cell; 5]); 4] = [
 /// One row of Table 12 (B = 800): clean (interval), current, stale, wrong,
 /// p50 ms, p99 ms.
 pub struct ArmRow {
-    /// Our arm name (the dense and hybrid rows name reserved arms).
+    /// Our arm name.
     pub arm: &'static str,
     /// The paper's label.
     pub label: &'static str,

@@ -592,11 +592,7 @@ fn arm_row(w: &mut String, s: &Summary, name: &str, wide: bool) {
             let _ = writeln!(w, "| {} (`{name}`) | {cells} |", p.label);
         }
         None => {
-            let why = if super::arms::RESERVED.contains(&name) {
-                "not run: the dense-arm issue adds it"
-            } else {
-                "not run (not in --arms)"
-            };
+            let why = "not run (not in --arms)";
             let _ = writeln!(
                 w,
                 "| {} (`{name}`) | {why} · paper clean {} | | | | | |",

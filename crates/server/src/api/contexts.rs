@@ -43,6 +43,13 @@ pub async fn register_context(
     }
     let follow_clock = body.at.is_none();
     let request = body.request(&state.limits)?;
+    if request.ranker.needs_vector() {
+        // The snapshot publisher re-ranks contexts without an encoder.
+        return Err(ApiError::bad_request(
+            "invalid_input",
+            "a registered context is ranked lexically: use a dense ranker in POST /v1/retrieve",
+        ));
+    }
     let handle = tenant.runtime.register(request, follow_clock)?;
     let out = ContextOut {
         id: handle.id,

@@ -93,6 +93,13 @@ pub struct RetrieveIn {
     #[serde(default)]
     #[schema(value_type = Option<Vec<String>>)]
     pub disclose: Option<Disclose>,
+    /// The retrieval arm: `pfm` (default), `bm25[_validity][_recency][_p]`,
+    /// or, when the server runs with `--models`, `dense_validity[_p]` and
+    /// `hybrid_validity[_p]` (MiniLM; the query is embedded on the request
+    /// thread). Names without `_validity` read superseded facts, which this
+    /// server does not index.
+    #[serde(default)]
+    pub ranker: Option<String>,
 }
 
 impl RetrieveIn {
@@ -132,6 +139,9 @@ impl RetrieveIn {
         }
         if let Some(d) = self.disclose {
             request = request.with_disclose(d);
+        }
+        if let Some(r) = &self.ranker {
+            request = request.with_ranker(pfm::rank::Ranker::named(r)?);
         }
         request.validate()?;
         Ok(request)
@@ -295,6 +305,7 @@ pub async fn retrieve_block(
     };
     let context_id = body.context_id;
     let job_tenant = tenant.clone();
+    let models = state.models.clone();
     let job = state.pool.run_for(
         &tenant.in_flight,
         move |local| -> Result<RetrieveOut, ApiError> {
@@ -303,6 +314,10 @@ pub async fn retrieve_block(
             if started >= until {
                 // It waited for a thread past its deadline: no work for it.
                 return Err(ApiError::deadline_exceeded(deadline));
+            }
+            let mut request = request;
+            if let Some(r) = &mut request {
+                local.embed_query(models.as_ref(), r)?;
             }
             // A direct read of the newest version, or of the as-of view,
             // is answered as a snapshot read (`as_of` names the latter).
