@@ -55,15 +55,17 @@ impl Vector {
         if self.data.len() != other.data.len() {
             return 0.0;
         }
-        // i8·i8 products summed in i32: exact, and the form the compiler
-        // vectorizes (|sum| <= 384 · 127² fits easily).
-        let sum: i32 = self
-            .data
-            .iter()
-            .zip(other.data.iter())
-            .map(|(a, b)| i32::from(*a) * i32::from(*b))
-            .sum();
-        sum as f32 * self.scale * other.scale
+        dot_i8(&self.data, &other.data) as f32 * self.scale * other.scale
+    }
+
+    /// The quantized components.
+    pub fn data(&self) -> &[i8] {
+        &self.data
+    }
+
+    /// The scale: component `i` is about `scale · data[i]`.
+    pub fn scale(&self) -> f32 {
+        self.scale
     }
 
     /// The dequantized components.
@@ -78,6 +80,17 @@ impl Vector {
     pub fn bytes(&self) -> usize {
         std::mem::size_of::<Vector>() + self.data.len()
     }
+}
+
+/// The exact dot product of two int8 slices of equal length, in i32
+/// (|sum| <= 384 · 127² fits easily). A plain zip, which the compiler
+/// vectorizes; a hand-unrolled i16 form measured 1.8x slower here.
+#[inline]
+pub fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| i32::from(*x) * i32::from(*y))
+        .sum()
 }
 
 /// The vectors of one fact: its text, and (when the store keeps them for the
@@ -233,6 +246,24 @@ pub fn with_participants<S: AsRef<str>>(text: &str, participants: &[S]) -> Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn int8_dot_is_exact() {
+        for len in [0, 5, 32, 45, 384] {
+            let a: Vec<i8> = (0..len)
+                .map(|i| ((i * 37 % 255) as i32 - 127) as i8)
+                .collect();
+            let b: Vec<i8> = (0..len)
+                .map(|i| ((i * 91 % 255) as i32 - 127) as i8)
+                .collect();
+            let naive: i32 = a
+                .iter()
+                .zip(&b)
+                .map(|(x, y)| i32::from(*x) * i32::from(*y))
+                .sum();
+            assert_eq!(dot_i8(&a, &b), naive, "len {len}");
+        }
+    }
 
     #[test]
     fn quantized_dot_tracks_the_exact_one() {

@@ -20,7 +20,7 @@ use super::{Ranker, Scratch};
 use crate::error::{Error, Result};
 use crate::fact::FactId;
 use crate::index::Corpus;
-use crate::vector::Vector;
+use crate::vector::{Vector, dot_i8};
 
 /// The rank offset of reciprocal rank fusion (Cormack et al.'s 60).
 pub const RRF_K: f32 = 60.0;
@@ -44,12 +44,39 @@ pub(super) fn shortlist(
     let views = corpus.views();
     let top = &mut scratch.top;
     top.reset(n);
+    let q = vector.data();
     let mut embedded = false;
     let mut scanned = 0usize;
     for (i, view) in views.iter().enumerate() {
         let segment = &view.segment;
-        for doc in 0..segment.len() as u32 {
-            if view.deletes.contains(doc) {
+        let m = segment.matrix();
+        if m.dim == 0 {
+            scanned += view.live();
+            continue;
+        }
+        if m.dim != q.len() {
+            top.reset(0);
+            return Err(Error::DenseUnavailable(format!(
+                "the query vector has {} dimensions, the store's {}",
+                q.len(),
+                m.dim
+            )));
+        }
+        let (rows, scales) = match (participants, m.with_p.is_empty()) {
+            (false, _) => (&m.text, &m.text_scale),
+            (true, false) => (&m.with_p, &m.with_p_scale),
+            (true, true) => {
+                top.reset(0);
+                return Err(Error::DenseUnavailable(
+                    "this store embeds fact text only, so a _p dense arm has no vectors to read: \
+                     attach the encoder with participant vectors on"
+                        .into(),
+                ));
+            }
+        };
+        for (doc, (row, scale)) in rows.chunks_exact(m.dim).zip(scales).enumerate() {
+            let doc = doc as u32;
+            if *scale == 0.0 || view.deletes.contains(doc) {
                 continue;
             }
             scanned += 1;
@@ -59,24 +86,9 @@ pub(super) fn shortlist(
                 top.reset(0);
                 return Err(Error::Cancelled);
             }
-            let Some(v) = segment.vectors(doc) else {
-                continue;
-            };
-            let v = if participants {
-                let Some(v) = &v.with_participants else {
-                    return Err(Error::DenseUnavailable(
-                        "this store embeds fact text only, so a _p dense arm has no vectors to read: \
-                         attach the encoder with participant vectors on"
-                            .into(),
-                    ));
-                };
-                v
-            } else {
-                &v.text
-            };
             embedded = true;
             top.offer(Entry {
-                score: vector.dot(v),
+                score: dot_i8(row, q) as f32 * scale * vector.scale(),
                 fact: segment.fact_id(doc),
                 view: i as u32,
                 doc,
@@ -87,7 +99,7 @@ pub(super) fn shortlist(
         top.reset(0);
         return Err(Error::DenseUnavailable(
             "the store has no encoder attached, so its facts have no vectors \
-             (attach one with Memory::set_encoder; the server does so when the models are fetched)"
+             (attach one with Memory::set_encoder; the server does so when started with --models)"
                 .into(),
         ));
     }
