@@ -250,12 +250,8 @@ mod tests {
     #[test]
     fn int8_dot_is_exact() {
         for len in [0, 5, 32, 45, 384] {
-            let a: Vec<i8> = (0..len)
-                .map(|i| (i * 37 % 255 - 127) as i8)
-                .collect();
-            let b: Vec<i8> = (0..len)
-                .map(|i| (i * 91 % 255 - 127) as i8)
-                .collect();
+            let a: Vec<i8> = (0..len).map(|i| (i * 37 % 255 - 127) as i8).collect();
+            let b: Vec<i8> = (0..len).map(|i| (i * 91 % 255 - 127) as i8).collect();
             let naive: i32 = a
                 .iter()
                 .zip(&b)

@@ -14,7 +14,7 @@
 
 use std::collections::HashMap;
 
-use super::scorer::{Cancel, Query, Scored};
+use super::scorer::{Cancel, Query, Scored, drain};
 use super::topn::Entry;
 use super::{Ranker, Scratch};
 use crate::error::{Error, Result};
@@ -103,14 +103,7 @@ pub(super) fn shortlist(
                 .into(),
         ));
     }
-    Ok(top
-        .finish()
-        .map(|e| Scored {
-            fact: e.fact,
-            score: e.score,
-            body: views[e.view as usize].segment.body(e.doc).clone(),
-        })
-        .collect())
+    Ok(drain(top, views))
 }
 
 /// Reciprocal rank fusion of two shortlists, the best `n` first.

@@ -16,6 +16,8 @@ use rustc_hash::FxHashMap;
 
 use super::maxscore::MaxScore;
 use super::plan::Plan;
+use super::topn::TopN;
+use crate::index::SegmentView;
 
 pub use super::maxscore::Scratch;
 pub use super::plan::{Cancel, Strategy};
@@ -219,15 +221,18 @@ fn lexical(
         scratch.top.reset(0);
         return Err(Error::Cancelled);
     }
-    Ok(scratch
-        .top
-        .finish()
+    Ok(drain(&mut scratch.top, views))
+}
+
+/// The best entries of `top`, best first, with their bodies from `views`.
+pub(super) fn drain(top: &mut TopN, views: &[SegmentView]) -> Vec<Scored> {
+    top.finish()
         .map(|e| Scored {
             fact: e.fact,
             score: e.score,
             body: views[e.view as usize].segment.body(e.doc).clone(),
         })
-        .collect())
+        .collect()
 }
 
 /// Document frequencies of one version, each looked up once (a lookup
