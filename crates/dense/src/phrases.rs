@@ -46,23 +46,33 @@ impl<E: Encoder> PhraseCache<E> {
         missing.dedup();
         self.hits += (phrases.len() - missing.len()) as u64;
         self.misses += missing.len() as u64;
-        if !missing.is_empty() {
+        let fresh: HashMap<&str, Arc<[f32]>> = if missing.is_empty() {
+            HashMap::new()
+        } else {
             let vectors = self.encoder.encode(&missing)?;
-            if self.cache.len() + missing.len() > self.capacity {
-                self.cache.clear();
-            }
-            for (p, v) in missing.into_iter().zip(vectors) {
-                self.cache.insert(p.into(), v.into());
-            }
-        }
-        phrases
+            missing
+                .iter()
+                .copied()
+                .zip(vectors.into_iter().map(Arc::from))
+                .collect()
+        };
+        // Answered before the cache changes, so emptying it below never
+        // drops a vector this call needs.
+        let out = phrases
             .iter()
-            .map(|p| match self.cache.get(*p) {
-                Some(v) => Ok(v.clone()),
-                // Only when one call asks for more phrases than the cache holds.
-                None => Ok(self.encoder.encode(&[p])?.remove(0).into()),
+            .map(|p| match fresh.get(p) {
+                Some(v) => v.clone(),
+                // Infallible: a phrase not fresh was cached.
+                None => self.cache[*p].clone(),
             })
-            .collect()
+            .collect();
+        if self.cache.len() + fresh.len() > self.capacity {
+            self.cache.clear();
+        }
+        for (p, v) in fresh {
+            self.cache.insert(p.into(), v);
+        }
+        Ok(out)
     }
 
     /// Cosine similarity of two phrases' embeddings (they are normalized).
