@@ -55,7 +55,7 @@ impl Vector {
         if self.data.len() != other.data.len() {
             return 0.0;
         }
-        dot_i8(&self.data, &other.data) as f32 * self.scale * other.scale
+        similarity(&self.data, self.scale, other)
     }
 
     /// The quantized components.
@@ -66,14 +66,6 @@ impl Vector {
     /// The scale: component `i` is about `scale · data[i]`.
     pub fn scale(&self) -> f32 {
         self.scale
-    }
-
-    /// The dequantized components.
-    pub fn to_f32(&self) -> Vec<f32> {
-        self.data
-            .iter()
-            .map(|q| f32::from(*q) * self.scale)
-            .collect()
     }
 
     /// Bytes this vector occupies on the heap and inline.
@@ -91,6 +83,14 @@ pub fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
         .zip(b)
         .map(|(x, y)| i32::from(*x) * i32::from(*y))
         .sum()
+}
+
+/// The approximate dot product of a stored row (its components and scale)
+/// with `query`, which must have the row's length: the score of the dense
+/// arms.
+#[inline]
+pub fn similarity(row: &[i8], scale: f32, query: &Vector) -> f32 {
+    dot_i8(row, &query.data) as f32 * scale * query.scale
 }
 
 /// The vectors of one fact: its text, and (when the store keeps them for the
@@ -163,14 +163,18 @@ impl VectorStore {
         if new.is_empty() {
             return Ok(());
         }
-        let mut texts: Vec<String> = new.iter().map(|f| f.text.to_string()).collect();
-        if self.participants {
-            texts.extend(
-                new.iter()
-                    .map(|f| with_participants(&f.text, &f.participants)),
-            );
-        }
-        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let with_p: Vec<String> = if self.participants {
+            new.iter()
+                .map(|f| with_participants(&f.text, &f.participants))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let refs: Vec<&str> = new
+            .iter()
+            .map(|f| &*f.text)
+            .chain(with_p.iter().map(String::as_str))
+            .collect();
         let vectors = match self.encoder.encode(&refs) {
             Ok(v) if v.len() == refs.len() => v,
             Ok(v) => {

@@ -20,7 +20,7 @@ use super::{Ranker, Scratch};
 use crate::error::{Error, Result};
 use crate::fact::FactId;
 use crate::index::Corpus;
-use crate::vector::{Vector, dot_i8};
+use crate::vector::{Vector, similarity};
 
 /// The rank offset of reciprocal rank fusion (Cormack et al.'s 60).
 pub const RRF_K: f32 = 60.0;
@@ -88,7 +88,7 @@ pub(super) fn shortlist(
             }
             embedded = true;
             top.offer(Entry {
-                score: dot_i8(row, q) as f32 * scale * vector.scale(),
+                score: similarity(row, *scale, vector),
                 fact: segment.fact_id(doc),
                 view: i as u32,
                 doc,
