@@ -611,11 +611,14 @@ impl Memory {
         store.embed(&bodies).ok();
     }
 
-    /// The index document of a retained fact, with its vectors if any.
+    /// The index document of a fact a commit just retained or updated,
+    /// with its vectors if any.
     fn doc(&self, id: FactId, nodes: Vec<NodeId>) -> DocInput {
+        // Infallible: changes name facts the ledger retains.
+        let fact = self.ledger.get(id).expect("changes name retained facts");
         DocInput {
             vectors: self.vectors.as_ref().and_then(|v| v.get(id)),
-            ..doc_for(&self.ledger, id, nodes)
+            ..DocInput::of(fact, nodes.into())
         }
     }
 
@@ -761,13 +764,4 @@ impl Memory {
         }
         self.publish(self.ledger.seq());
     }
-}
-
-/// The index document of a fact a commit just retained or updated.
-fn doc_for(ledger: &Ledger, id: FactId, nodes: Vec<NodeId>) -> DocInput {
-    // Infallible: changes name facts the ledger retains.
-    DocInput::of(
-        ledger.get(id).expect("changes name retained facts"),
-        nodes.into(),
-    )
 }
