@@ -25,6 +25,11 @@ pub const MAX_CONTEXT_BYTES: usize = 64 * 1024;
 /// request's participants.
 pub const MAX_NAMES: usize = 256;
 
+/// Longest ranker name accepted by [`crate::rank::Ranker::named`], in
+/// bytes (the longest real one, `bm25_validity_recency_p`, has 23): a
+/// longer name is refused without being parsed or quoted back.
+pub const MAX_RANKER_NAME_BYTES: usize = 32;
+
 /// Longest name (participant, entity, key part), in bytes.
 pub const MAX_NAME_BYTES: usize = 256;
 

@@ -188,6 +188,14 @@ impl Ranker {
     /// The arm with this name: `pfm`, `bm25[_validity][_recency][_p]`,
     /// `dense[_validity][_p]` or `hybrid[_validity][_p]`.
     pub fn named(name: &str) -> Result<Self> {
+        let max = crate::limits::MAX_RANKER_NAME_BYTES;
+        if name.len() > max {
+            return Err(Error::InvalidConfig(format!(
+                "ranker name is {} bytes, over the {max}-byte limit: use pfm, bm25[_validity][_recency][_p], \
+                 dense[_validity][_p] or hybrid[_validity][_p]",
+                name.len()
+            )));
+        }
         if name == "pfm" {
             return Ok(Ranker::pfm());
         }
@@ -271,6 +279,9 @@ mod tests {
         assert!(Ranker::named("bm25_p_validity").is_err());
         assert!(Ranker::named("dense_recency").is_err());
         assert!(Ranker::named("hybrid_p_validity").is_err());
+        let long = "bm25".to_owned() + &"_p".repeat(1000);
+        let err = Ranker::named(&long).unwrap_err().to_string();
+        assert!(err.contains("32-byte limit") && err.len() < 200, "{err}");
         assert!(Ranker::named("dense").unwrap().needs_vector());
         assert!(!Ranker::named("bm25_p").unwrap().needs_vector());
         let p = crate::config::ScoreParams::default();
