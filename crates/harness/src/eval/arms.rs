@@ -176,15 +176,17 @@ pub struct Stores {
 }
 
 impl Stores {
-    /// Builds the keyed store (with MiniLM vectors, text and text plus
-    /// participants, if a dense arm reads it) and, if an arm needs it, the
-    /// keyless one.
+    /// Builds the keyed store (with MiniLM vectors if a dense arm reads it:
+    /// of text, and of text plus participants if a `_p` one does) and, if
+    /// an arm needs it, the keyless one.
     pub fn build(instance: &Instance, arms: &[Arm]) -> Result<Stores> {
         let mut keyed = build(instance, StoreKind::Keyed, None)?;
-        if arms.iter().any(|a| a.ranker.needs_vector()) {
+        let dense: Vec<&Arm> = arms.iter().filter(|a| a.ranker.needs_vector()).collect();
+        if !dense.is_empty() {
+            let participants = dense.iter().any(|a| a.ranker.dense_with_participants());
             // One session on one thread: the store embeds in batches.
             let encoder = pfm_dense::MiniLm::locate(1)?;
-            keyed.memory.set_encoder(Box::new(encoder), true)?;
+            keyed.memory.set_encoder(Box::new(encoder), participants)?;
         }
         Ok(Stores {
             keyed,
