@@ -93,11 +93,12 @@ pub struct RetrieveIn {
     #[serde(default)]
     #[schema(value_type = Option<Vec<String>>)]
     pub disclose: Option<Disclose>,
-    /// The retrieval arm: `pfm` (default), `bm25[_validity][_recency][_p]`,
-    /// or, when the server runs with `--models`, `dense_validity[_p]` and
-    /// `hybrid_validity[_p]` (MiniLM; the query is embedded on the request
-    /// thread). Names without `_validity` read superseded facts, which this
-    /// server does not index.
+    /// The retrieval arm (at most 32 bytes): `pfm` (default),
+    /// `bm25_validity[_p]`, or, when the server runs with `--models`,
+    /// `dense_validity` and `hybrid_validity` (MiniLM; the query is embedded
+    /// on the request thread). The server embeds fact text only, so the
+    /// dense `_p` arms answer 503 dense_unavailable; names without
+    /// `_validity` read superseded facts, which this server does not index.
     #[serde(default)]
     pub ranker: Option<String>,
 }
