@@ -20,12 +20,13 @@ use super::{Ranker, Scratch};
 use crate::error::{Error, Result};
 use crate::fact::FactId;
 use crate::index::Corpus;
-use crate::vector::{Vector, similarity};
+use crate::vector::{Vector, dots, similarity};
 
 /// The rank offset of reciprocal rank fusion (Cormack et al.'s 60).
 pub const RRF_K: f32 = 60.0;
 
-/// Documents scanned between cancellation checks.
+/// Rows scored per kernel call (16 KiB of scores on the stack), and
+/// between cancellation checks.
 const CANCEL_EVERY: usize = 4096;
 
 /// The best `n` live documents of `corpus` by similarity to `vector`.
@@ -74,25 +75,31 @@ pub(super) fn shortlist(
                 ));
             }
         };
-        for (doc, (row, scale)) in rows.chunks_exact(m.dim).zip(scales).enumerate() {
-            let doc = doc as u32;
-            if *scale == 0.0 || view.deletes.contains(doc) {
-                continue;
-            }
-            scanned += 1;
-            if scanned.is_multiple_of(CANCEL_EVERY)
-                && query.cancel.is_some_and(Cancel::is_cancelled)
-            {
+        let mut dot = [0i32; CANCEL_EVERY];
+        for (chunk, (block, block_scales)) in rows
+            .chunks(CANCEL_EVERY * m.dim)
+            .zip(scales.chunks(CANCEL_EVERY))
+            .enumerate()
+        {
+            if query.cancel.is_some_and(Cancel::is_cancelled) {
                 top.reset(0);
                 return Err(Error::Cancelled);
             }
-            embedded = true;
-            top.offer(Entry {
-                score: similarity(row, *scale, vector),
-                fact: segment.fact_id(doc),
-                view: i as u32,
-                doc,
-            });
+            dots(block, q, &mut dot[..block_scales.len()]);
+            for (j, (d, scale)) in dot.iter().zip(block_scales).enumerate() {
+                let doc = (chunk * CANCEL_EVERY + j) as u32;
+                if *scale == 0.0 || view.deletes.contains(doc) {
+                    continue;
+                }
+                scanned += 1;
+                embedded = true;
+                top.offer(Entry {
+                    score: similarity(*d, *scale, vector),
+                    fact: segment.fact_id(doc),
+                    view: i as u32,
+                    doc,
+                });
+            }
         }
     }
     if !embedded && scanned > 0 {
