@@ -247,6 +247,11 @@ pub struct Matrix {
 }
 
 impl Matrix {
+    /// Bytes of its rows and scales.
+    pub fn bytes(&self) -> usize {
+        self.text.len() + self.with_p.len() + 4 * (self.text_scale.len() + self.with_p_scale.len())
+    }
+
     fn of(docs: &[DocInput]) -> Matrix {
         let Some(dim) = docs
             .iter()

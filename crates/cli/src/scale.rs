@@ -45,6 +45,11 @@ pub struct ScaleArgs {
     /// scale/README.md); the report puts both side by side.
     #[arg(long)]
     reference: Option<PathBuf>,
+    /// Also time a MiniLM retriever (query encoding + exact scan) and the
+    /// hybrid on each row's store: the lexical/dense crossover. Needs the
+    /// models (`scripts/fetch-models`); the report adds `crossover.svg`.
+    #[arg(long)]
+    dense: bool,
     /// Internal: measure the one row given in this process and print it
     /// as JSON (the parent runs every row this way).
     #[arg(long, hide = true)]
@@ -64,6 +69,7 @@ impl ScaleArgs {
             let profiler = self.flamegraphs.map(Flamegraphs);
             let row = row.measure_here(
                 self.seed,
+                self.dense,
                 &MimallocProbe,
                 profiler.as_ref().map(|p| p as &dyn scale::Profiler),
             )?;
@@ -76,6 +82,7 @@ impl ScaleArgs {
             out: self.out,
             flamegraphs: self.flamegraphs,
             reference: self.reference,
+            dense: self.dense,
         };
         let exe = std::env::current_exe().context("locating the pfm binary")?;
         let json = self.json;

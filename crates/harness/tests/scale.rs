@@ -23,6 +23,7 @@ fn generated_and_file_corpora_give_the_same_blocks() {
         },
         &NoProbe,
         None,
+        false,
     )
     .unwrap();
     assert_eq!(
@@ -57,6 +58,7 @@ fn generated_and_file_corpora_give_the_same_blocks() {
         },
         &NoProbe,
         None,
+        false,
     )
     .unwrap();
     assert_eq!(from_files.vocabulary, "file");
@@ -72,6 +74,7 @@ fn generated_and_file_corpora_give_the_same_blocks() {
         },
         &NoProbe,
         None,
+        false,
     );
     assert!(err.is_err());
     std::fs::remove_dir_all(&dir).unwrap();
@@ -94,6 +97,7 @@ fn the_run_folder_holds_csv_markdown_rows_and_plot() {
             },
             &NoProbe,
             None,
+            false,
         )
         .unwrap()
     })
@@ -119,6 +123,59 @@ fn the_run_folder_holds_csv_markdown_rows_and_plot() {
     assert_eq!(back.len(), rows.len());
     let svg = std::fs::read_to_string(dir.join("latency.svg")).unwrap();
     assert!(svg.contains("<svg") && svg.contains("wide p50") && svg.contains("narrow p50"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `--dense` on small stores (the models come from `scripts/fetch-models`,
+/// which the README's test command runs first): both arms are timed on the
+/// row's store, the embedded facts are the row's own, and the report gains
+/// the crossover table and plot.
+#[test]
+fn dense_rows_time_the_minilm_retriever_on_the_same_store() {
+    let rows: Vec<scale::Row> = [(150, Vocabulary::Wide), (300, Vocabulary::Wide)]
+        .into_iter()
+        .map(|(n, vocabulary)| {
+            scale::measure(
+                Corpus::Synthetic {
+                    n,
+                    seed: 7,
+                    vocabulary,
+                },
+                &NoProbe,
+                None,
+                true,
+            )
+            .unwrap()
+        })
+        .collect();
+    for row in &rows {
+        let d = row.dense.as_ref().expect("a dense row");
+        assert_eq!(d.embedded as u64, row.n.min(scale::dense::EMBEDDED as u64));
+        assert!(d.encode_p50_us > 0.0 && d.scan_p50_us > 0.0);
+        // Per query, the whole call is the encoding plus the call.
+        assert!(d.dense_p50_us >= d.encode_p50_us && d.dense_p99_us >= d.dense_p50_us);
+        assert!(d.hybrid_p50_us >= d.encode_p50_us);
+        // One int8 row of 384 components and its scale, at least.
+        assert!(d.vector_bytes_per_fact >= (pfm_dense::DIM + 4) as f64);
+        assert!(d.int8_recall_at_10 > 0.5 && d.int8_recall_at_10 <= 1.0);
+        // The lexical row is still measured on the same store.
+        assert!(row.block_lines_total > 0 && row.p50_us > 0.0);
+    }
+    let dir = temp_dir("dense");
+    let meta = report::RunMeta {
+        command: "pfm scale --dense".into(),
+        revision: "test".into(),
+        machine: "test".into(),
+        date: "2026-12-02 00:00 UTC".into(),
+    };
+    report::write_run(&dir, &rows, &meta).unwrap();
+    let md = std::fs::read_to_string(dir.join("results.md")).unwrap();
+    assert!(md.contains("int8 recall@10") && md.contains("wide: "));
+    let csv = std::fs::read_to_string(dir.join("results.csv")).unwrap();
+    let columns = csv.lines().next().unwrap().split(',').count();
+    assert!(csv.lines().all(|l| l.split(',').count() == columns));
+    let svg = std::fs::read_to_string(dir.join("crossover.svg")).unwrap();
+    assert!(svg.contains("wide dense p50") && svg.contains("wide pfm p50"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -168,13 +225,20 @@ fn a_reference_engine_is_timed_on_the_rows_own_files() {
         },
         &NoProbe,
         None,
+        false,
     )
     .unwrap();
     row.reference = Some(got);
     let md = report::reference_table(std::slice::from_ref(&row));
     assert!(md.contains("| fake |") && md.lines().count() == 3, "{md}");
     let csv = report::csv(std::slice::from_ref(&row));
-    let tail = format!(",fake,2.50,4.00,9.00,{}{}", f.len(), q.len());
+    // The reference columns, then the 11 empty columns of a row without --dense.
+    let tail = format!(
+        ",fake,2.50,4.00,9.00,{}{},{}",
+        f.len(),
+        q.len(),
+        ",".repeat(10)
+    );
     assert!(csv.lines().nth(1).unwrap().ends_with(&tail), "{csv}");
     assert_eq!(
         report::reference_table(&[scale::Row {

@@ -14,15 +14,20 @@
 //! - commit-to-visible: single-fact commits after the build, timed from the
 //!   `observe` call to the moment a reader's `version()` holds the fact.
 //!
+//! `--dense` also times a MiniLM retriever and the hybrid on the same store
+//! ([`dense`](mod@dense)): the lexical/dense crossover.
+//!
 //! `--facts FILE --queries FILE` runs exactly one row on the spec's JSONL,
 //! so another engine can be timed on the same data; its block line count
 //! (`block_lines_total`) cross-checks the two.
 //!
 //! - [`report`]: CSV, markdown, the log-log plot and the run folder.
+//! - [`dense`](mod@dense): the dense and hybrid timings of `--dense`.
 //! - [`reference`](mod@reference): another engine timed on the same files, in the same run.
 //! - [`runner`]: the driver: one child process per row, the reference after
 //!   it, the run folder.
 
+pub mod dense;
 pub mod reference;
 pub mod report;
 pub mod runner;
@@ -38,6 +43,7 @@ use pfm::memory::{Memory, Observation};
 use pfm::rank::Scratch;
 use pfm::retrieve::retrieve_with;
 use pfm::time::WallTime;
+use pfm::vector::Encoder;
 use pfm_synth::{SynthFact, SynthQuery, Vocabulary};
 
 /// The paper's size grid.
@@ -89,6 +95,9 @@ pub struct Row {
     /// row (`pfm scale --reference`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference: Option<Reference>,
+    /// The dense and hybrid arms on the same store (`pfm scale --dense`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dense: Option<dense::DenseRow>,
 }
 
 /// What a reference engine reports for one row: the keys of [`Row`] it
@@ -154,10 +163,14 @@ pub enum Corpus {
 
 /// Measures one row; with a profiler, also profiles (untimed) a second
 /// build of the store and `PROFILE_SECS` of the timed queries in a loop.
+/// With `dense`, the store is built with fact vectors (see
+/// [`dense`](mod@dense); `add_us` then includes storing them, not the
+/// model) and the dense and hybrid arms are timed after the lexical one.
 pub fn measure(
     corpus: Corpus,
     probe: &dyn MemoryProbe,
     profiler: Option<&dyn Profiler>,
+    dense: bool,
 ) -> Result<Row> {
     let (facts, queries, vocabulary) = match corpus {
         Corpus::Synthetic {
@@ -182,14 +195,21 @@ pub fn measure(
         )));
     }
     let n = facts.len() as u64;
+    let replay = dense
+        .then(|| {
+            let mut model = pfm_dense::MiniLm::locate(1)?;
+            dense::Replay::embed(&facts, dense::EMBEDDED, &mut model)
+        })
+        .transpose()?;
+    let embedded = replay.as_ref().map(|(r, ms)| (r.vectors().to_vec(), *ms));
     let started = Instant::now();
-    let mut memory = build(&facts)?;
+    let mut memory = build(&facts, replay.map(|(r, _)| Box::new(r) as Box<dyn Encoder>))?;
     let build_time = started.elapsed();
     let rss_mb = resident_bytes().map_or(0.0, |b| b as f64 / MIB);
     let heap_mb = probe.heap_bytes().map(|b| b as f64 / MIB);
     if let Some(p) = profiler {
         p.profile(&format!("ingest-{n}-{vocabulary}"), &mut || {
-            build(&facts).map(drop)
+            build(&facts, None).map(drop)
         })?;
     }
     drop(facts);
@@ -236,6 +256,25 @@ pub fn measure(
             Ok(())
         })?;
     }
+    let dense = embedded
+        .map(|(vectors, embed_ms)| {
+            let bytes = memory.vectors().map_or(0, |v| v.bytes())
+                + [Some(&version.active), version.history.as_ref()]
+                    .into_iter()
+                    .flatten()
+                    .flat_map(|c| c.views())
+                    .map(|v| v.segment.matrix().bytes())
+                    .sum::<usize>();
+            dense::measure(
+                &version,
+                &requests[..WARM_UP],
+                timed,
+                &vectors,
+                embed_ms,
+                bytes,
+            )
+        })
+        .transpose()?;
     let commit = commit_to_visible(&mut memory, n)?;
     Ok(Row {
         n,
@@ -254,15 +293,19 @@ pub fn measure(
         commit_visible_p99_us: commit.value_at_quantile(0.99) as f64 / 1e3,
         build_s: build_time.as_secs_f64(),
         reference: None,
+        dense,
     })
 }
 
 const MIB: f64 = 1024.0 * 1024.0;
 
 /// A fresh store holding `facts`, observed in batches of [`BATCH`] with
-/// background merges drained.
-fn build(facts: &[SynthFact]) -> Result<Memory> {
+/// background merges drained, embedding them with `encoder` if given.
+fn build(facts: &[SynthFact], encoder: Option<Box<dyn Encoder>>) -> Result<Memory> {
     let mut memory = Memory::new(Config::default())?;
+    if let Some(encoder) = encoder {
+        memory.set_encoder(encoder, false)?;
+    }
     for chunk in facts.chunks(BATCH) {
         memory.observe_batch(chunk.iter().map(SynthFact::observation).collect())?;
     }
@@ -277,7 +320,11 @@ fn histogram() -> Histogram<u64> {
 }
 
 fn record(h: &mut Histogram<u64>, since: Instant) {
-    h.saturating_record(since.elapsed().as_nanos().min(u128::from(u64::MAX)) as u64);
+    h.saturating_record(elapsed_ns(since));
+}
+
+fn elapsed_ns(since: Instant) -> u64 {
+    since.elapsed().as_nanos().min(u128::from(u64::MAX)) as u64
 }
 
 /// Times [`COMMITS`] single-fact commits, each a new fact with a term no

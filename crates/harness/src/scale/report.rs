@@ -1,7 +1,8 @@
 //! The scale harness's outputs: `results.csv`, `results.md` (with the exact
 //! command, revision and machine), `latency.svg` (retrieval p50 and p99
 //! against store size, log-log, one series per vocabulary, like the paper's
-//! Figure 1) and `rows.jsonl`.
+//! Figure 1), `rows.jsonl`, and with `--dense` the crossover table and
+//! `crossover.svg` (pfm against the MiniLM retriever and the hybrid).
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -13,7 +14,7 @@ pub use crate::run::RunMeta;
 use pfm::error::{Error, Result};
 
 /// The CSV columns, in order.
-const COLUMNS: &str = "n,vocabulary,queries,p50_us,p99_us,max_us,add_us,rss_mb,heap_mb,longest_posting,mean_block_chars,block_lines_total,commit_visible_p50_us,commit_visible_p99_us,build_s,reference,reference_p50_us,reference_p99_us,reference_max_us,reference_block_lines_total";
+const COLUMNS: &str = "n,vocabulary,queries,p50_us,p99_us,max_us,add_us,rss_mb,heap_mb,longest_posting,mean_block_chars,block_lines_total,commit_visible_p50_us,commit_visible_p99_us,build_s,reference,reference_p50_us,reference_p99_us,reference_max_us,reference_block_lines_total,dense_embedded,embed_ms_per_fact,encode_p50_us,scan_p50_us,scan_p99_us,dense_p50_us,dense_p99_us,hybrid_p50_us,hybrid_p99_us,vector_bytes_per_fact,int8_recall_at_10";
 
 /// The rows as CSV (a header line, then one line per row).
 pub fn csv(rows: &[Row]) -> String {
@@ -22,7 +23,7 @@ pub fn csv(rows: &[Row]) -> String {
     for r in rows {
         let _ = writeln!(
             out,
-            "{},{},{},{:.2},{:.2},{:.2},{:.2},{:.1},{},{},{:.1},{},{:.2},{:.2},{:.2},{}",
+            "{},{},{},{:.2},{:.2},{:.2},{:.2},{:.1},{},{},{:.1},{},{:.2},{:.2},{:.2},{},{}",
             r.n,
             r.vocabulary,
             r.queries,
@@ -42,6 +43,22 @@ pub fn csv(rows: &[Row]) -> String {
                 "{},{:.2},{:.2},{:.2},{}",
                 e.engine, e.p50_us, e.p99_us, e.max_us, e.block_lines_total
             )),
+            r.dense
+                .as_ref()
+                .map_or(",,,,,,,,,,".to_owned(), |d| format!(
+                    "{},{:.3},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.1},{:.4}",
+                    d.embedded,
+                    d.embed_ms_per_fact,
+                    d.encode_p50_us,
+                    d.scan_p50_us,
+                    d.scan_p99_us,
+                    d.dense_p50_us,
+                    d.dense_p99_us,
+                    d.hybrid_p50_us,
+                    d.hybrid_p99_us,
+                    d.vector_bytes_per_fact,
+                    d.int8_recall_at_10
+                )),
         );
     }
     out
@@ -108,6 +125,72 @@ pub fn reference_table(rows: &[Row]) -> String {
     out
 }
 
+/// The rows that timed the dense arms, beside pfm (empty when none did).
+pub fn crossover_table(rows: &[Row]) -> String {
+    let mut out = String::new();
+    for r in rows {
+        let Some(d) = &r.dense else {
+            continue;
+        };
+        if out.is_empty() {
+            out.push_str(
+                "| n | vocabulary | pfm p50 / p99 (ms) | encode p50 (ms) | scan p50 / p99 (ms) | dense p50 / p99 (ms) | hybrid p50 / p99 (ms) | dense / pfm p50 | vector bytes / fact | int8 recall@10 |\n\
+                 |---|---|---|---|---|---|---|---|---|---|\n",
+            );
+        }
+        let _ = writeln!(
+            out,
+            "| {} | {} | {:.3} / {:.3} | {:.2} | {:.2} / {:.2} | {:.2} / {:.2} | {:.2} / {:.2} | {:.0} | {:.0} | {:.3} |",
+            r.n,
+            r.vocabulary,
+            r.p50_us / 1e3,
+            r.p99_us / 1e3,
+            d.encode_p50_us / 1e3,
+            d.scan_p50_us / 1e3,
+            d.scan_p99_us / 1e3,
+            d.dense_p50_us / 1e3,
+            d.dense_p99_us / 1e3,
+            d.hybrid_p50_us / 1e3,
+            d.hybrid_p99_us / 1e3,
+            d.dense_p50_us / r.p50_us,
+            d.vector_bytes_per_fact,
+            d.int8_recall_at_10,
+        );
+    }
+    out
+}
+
+/// Per vocabulary, the smallest size at which the dense call's p50 is at
+/// or below pfm's (the curves cross), or that they never do in the run.
+pub fn crossings(rows: &[Row]) -> Vec<String> {
+    let mut out = Vec::new();
+    for v in vocabularies(rows) {
+        let series: Vec<(&Row, &super::dense::DenseRow)> = rows
+            .iter()
+            .filter(|r| r.vocabulary == v)
+            .filter_map(|r| Some((r, r.dense.as_ref()?)))
+            .collect();
+        let Some(largest) = series.iter().map(|(r, _)| r.n).max() else {
+            continue;
+        };
+        out.push(
+            match series.iter().find(|(r, d)| d.dense_p50_us <= r.p50_us) {
+                Some((r, _)) => format!("{v}: the dense call is as fast as pfm's from {} facts", r.n),
+                None => {
+                    let least = series
+                        .iter()
+                        .map(|(r, d)| d.dense_p50_us / r.p50_us)
+                        .fold(f64::MAX, f64::min);
+                    format!(
+                        "{v}: no crossing up to {largest} facts (the dense call's p50 stays at least {least:.0}x pfm's)"
+                    )
+                }
+            },
+        );
+    }
+    out
+}
+
 /// The report: header, table and the paper's Table 9 for comparison.
 pub fn markdown(rows: &[Row], meta: &RunMeta) -> String {
     let mut out = String::from("# `pfm scale`: retrieval cost against store size\n\n");
@@ -133,6 +216,28 @@ pub fn markdown(rows: &[Row], meta: &RunMeta) -> String {
         );
         out.push_str(&against);
     }
+    let dense = crossover_table(rows);
+    if !dense.is_empty() {
+        out.push_str(
+            "\nThe lexical/dense crossover (`--dense`) on the same stores and queries: encode = MiniLM \
+             on the query (one call, two intra-op threads); scan = the `dense_validity` call given the vector \
+             (exact int8 scan of every active fact, top 50, block); dense and hybrid = encode plus \
+             the call, per query. Fact vectors: the first 1,000 facts embedded by the model, the rest \
+             replaying them (the scan's cost does not depend on the values); int8 recall@10 = overlap \
+             of the int8 and f32 top 10 over the embedded facts. In these rows the table above's \
+             add includes storing the vectors (not the model), and RSS and heap include the vectors \
+             and what the model's sessions left allocated. `crossover.svg` plots pfm against \
+             dense.\n\n",
+        );
+        out.push_str(&dense);
+        for line in crossings(rows) {
+            let _ = writeln!(out, "\n- {line}");
+        }
+        out.push_str(
+            "\nPaper, Appendix I (CPython, Apple M2): PFM crossed the MiniLM retriever near 20,000 \
+             facts (narrow) and 50,000 (wide).\n",
+        );
+    }
     out.push_str(
         "\nPaper, Table 9 (CPython, Apple M2): p50 0.20 ms at 1k, 2.8 ms at 20k, 22.6 ms at 100k \
          (frozen GC); add 0.14 ms; heap 275 MB at 100k.\n",
@@ -140,35 +245,48 @@ pub fn markdown(rows: &[Row], meta: &RunMeta) -> String {
     out
 }
 
-/// Draws retrieval p50 (solid) and p99 (dashed markers) against store size
-/// on log-log axes, one colour per vocabulary, as an SVG.
-pub fn plot(rows: &[Row], path: &Path) -> Result<()> {
+/// The vocabularies of `rows`, sorted, each once.
+fn vocabularies(rows: &[Row]) -> Vec<&str> {
+    let mut v: Vec<&str> = rows.iter().map(|r| r.vocabulary.as_str()).collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// How a series is drawn.
+#[derive(Clone, Copy)]
+enum Mark {
+    /// A line of this width.
+    Line(u32),
+    /// A cross at each point, no line.
+    Crosses,
+}
+
+/// One series of a log-log plot: (facts, milliseconds) points.
+struct Series {
+    label: String,
+    colour: RGBAColor,
+    mark: Mark,
+    points: Vec<(f64, f64)>,
+}
+
+/// Draws `series` on log-log axes (facts against milliseconds) as an SVG.
+fn loglog(path: &Path, caption: &str, y_desc: &str, series: &[Series]) -> Result<()> {
     let err = |e: String| Error::Io {
         path: path.display().to_string(),
         source: std::io::Error::other(e),
     };
-    let vocabularies: Vec<&str> = {
-        let mut v: Vec<&str> = rows.iter().map(|r| r.vocabulary.as_str()).collect();
-        v.sort_unstable();
-        v.dedup();
-        v
-    };
-    let (n_min, n_max) = rows.iter().fold((f64::MAX, 1.0f64), |(lo, hi), r| {
-        (lo.min(r.n as f64), hi.max(r.n as f64))
+    let points = || series.iter().flat_map(|s| s.points.iter().copied());
+    let (n_min, n_max) = points().fold((f64::MAX, 1.0f64), |(lo, hi), (n, _)| {
+        (lo.min(n), hi.max(n))
     });
-    let (t_min, t_max) = rows.iter().fold((f64::MAX, 0.0f64), |(lo, hi), r| {
-        let (rlo, rhi) = r.reference.as_ref().map_or((r.p50_us, r.p99_us), |e| {
-            (e.p50_us.min(r.p50_us), e.p99_us.max(r.p99_us))
-        });
-        (lo.min(rlo / 1e3), hi.max(rhi / 1e3))
+    let (t_min, t_max) = points().fold((f64::MAX, 0.0f64), |(lo, hi), (_, t)| {
+        (lo.min(t), hi.max(t))
     });
     let root = SVGBackend::new(path, (800, 520)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
     let mut chart = ChartBuilder::on(&root)
-        .caption(
-            "pfm retrieval latency against store size",
-            ("sans-serif", 20),
-        )
+        .caption(caption, ("sans-serif", 20))
         .margin(16)
         .x_label_area_size(40)
         .y_label_area_size(60)
@@ -180,50 +298,32 @@ pub fn plot(rows: &[Row], path: &Path) -> Result<()> {
     chart
         .configure_mesh()
         .x_desc("facts in the store")
-        .y_desc("retrieval (ms)")
+        .y_desc(y_desc)
         .draw()
         .map_err(|e| err(e.to_string()))?;
-    for (i, v) in vocabularies.iter().enumerate() {
-        let colour = Palette99::pick(i).to_rgba();
-        let series: Vec<&Row> = rows.iter().filter(|r| r.vocabulary == *v).collect();
-        chart
-            .draw_series(LineSeries::new(
-                series.iter().map(|r| (r.n as f64, r.p50_us / 1e3)),
-                colour.stroke_width(2),
-            ))
-            .map_err(|e| err(e.to_string()))?
-            .label(format!("{v} p50"))
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2))
-            });
-        chart
-            .draw_series(
-                series
-                    .iter()
-                    .map(|r| Cross::new((r.n as f64, r.p99_us / 1e3), 4, colour.stroke_width(1))),
-            )
-            .map_err(|e| err(e.to_string()))?
-            .label(format!("{v} p99"))
-            .legend(move |(x, y)| Cross::new((x + 10, y), 4, colour.stroke_width(1)));
-        // The reference engine's p50, thin, where the run has one.
-        let reference: Vec<(f64, f64, &str)> = series
-            .iter()
-            .filter_map(|r| {
-                let e = r.reference.as_ref()?;
-                Some((r.n as f64, e.p50_us / 1e3, e.engine.as_str()))
-            })
-            .collect();
-        if let Some(&(_, _, engine)) = reference.first() {
-            let thin = colour.mix(0.6).stroke_width(1);
-            chart
+    for s in series {
+        let colour = s.colour;
+        match s.mark {
+            Mark::Line(width) => chart
                 .draw_series(LineSeries::new(
-                    reference.iter().map(|&(n, t, _)| (n, t)),
-                    thin,
+                    s.points.iter().copied(),
+                    colour.stroke_width(width),
                 ))
                 .map_err(|e| err(e.to_string()))?
-                .label(format!("{v} {engine} p50"))
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], thin));
-        }
+                .label(s.label.clone())
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(width))
+                }),
+            Mark::Crosses => chart
+                .draw_series(
+                    s.points
+                        .iter()
+                        .map(|&p| Cross::new(p, 4, colour.stroke_width(1))),
+                )
+                .map_err(|e| err(e.to_string()))?
+                .label(s.label.clone())
+                .legend(move |(x, y)| Cross::new((x + 10, y), 4, colour.stroke_width(1))),
+        };
     }
     chart
         .configure_series_labels()
@@ -232,6 +332,102 @@ pub fn plot(rows: &[Row], path: &Path) -> Result<()> {
         .draw()
         .map_err(|e| err(e.to_string()))?;
     root.present().map_err(|e| err(e.to_string()))
+}
+
+/// Retrieval p50 (line) and p99 (crosses) against store size, one colour
+/// per vocabulary, and the reference engine's p50 (thin) where the run has
+/// one: the paper's Figure 1 for pfm alone.
+pub fn plot(rows: &[Row], path: &Path) -> Result<()> {
+    let mut series = Vec::new();
+    for (i, v) in vocabularies(rows).into_iter().enumerate() {
+        let colour = Palette99::pick(i).to_rgba();
+        let of = |f: &dyn Fn(&Row) -> Option<f64>| -> Vec<(f64, f64)> {
+            rows.iter()
+                .filter(|r| r.vocabulary == v)
+                .filter_map(|r| Some((r.n as f64, f(r)? / 1e3)))
+                .collect()
+        };
+        series.push(Series {
+            label: format!("{v} p50"),
+            colour,
+            mark: Mark::Line(2),
+            points: of(&|r| Some(r.p50_us)),
+        });
+        series.push(Series {
+            label: format!("{v} p99"),
+            colour,
+            mark: Mark::Crosses,
+            points: of(&|r| Some(r.p99_us)),
+        });
+        let reference = of(&|r| r.reference.as_ref().map(|e| e.p50_us));
+        if let Some(engine) = rows
+            .iter()
+            .find(|r| r.vocabulary == v)
+            .and_then(|r| r.reference.as_ref())
+        {
+            series.push(Series {
+                label: format!("{v} {} p50", engine.engine),
+                colour: colour.mix(0.6),
+                mark: Mark::Line(1),
+                points: reference,
+            });
+        }
+    }
+    loglog(
+        path,
+        "pfm retrieval latency against store size",
+        "retrieval (ms)",
+        &series,
+    )
+}
+
+/// The crossover plot: per vocabulary, pfm's p50 (thick), the whole dense
+/// call's p50 (encode + scan, medium), the scan alone (thin) and the
+/// hybrid's p50 (crosses).
+pub fn plot_crossover(rows: &[Row], path: &Path) -> Result<()> {
+    let mut series = Vec::new();
+    for (i, v) in vocabularies(rows).into_iter().enumerate() {
+        let colour = Palette99::pick(i).to_rgba();
+        let of = |f: &dyn Fn(&Row) -> Option<f64>| -> Vec<(f64, f64)> {
+            rows.iter()
+                .filter(|r| r.vocabulary == v && r.dense.is_some())
+                .filter_map(|r| Some((r.n as f64, f(r)? / 1e3)))
+                .collect()
+        };
+        let dense = |f: fn(&super::dense::DenseRow) -> f64| move |r: &Row| r.dense.as_ref().map(f);
+        series.extend([
+            Series {
+                label: format!("{v} pfm p50"),
+                colour,
+                mark: Mark::Line(3),
+                points: of(&|r| Some(r.p50_us)),
+            },
+            Series {
+                label: format!("{v} dense p50 (encode + scan)"),
+                colour: colour.mix(0.7),
+                mark: Mark::Line(2),
+                points: of(&dense(|d| d.dense_p50_us)),
+            },
+            Series {
+                label: format!("{v} scan alone p50"),
+                colour: colour.mix(0.5),
+                mark: Mark::Line(1),
+                points: of(&dense(|d| d.scan_p50_us)),
+            },
+            Series {
+                label: format!("{v} hybrid p50"),
+                colour,
+                mark: Mark::Crosses,
+                points: of(&dense(|d| d.hybrid_p50_us)),
+            },
+        ]);
+    }
+    loglog(
+        path,
+        "lexical (pfm) against dense (MiniLM, exact scan)",
+        "retrieval p50 (ms)",
+        &series,
+    )
 }
 
 /// Writes the run folder.
@@ -251,6 +447,9 @@ pub fn write_run(dir: &Path, rows: &[Row], meta: &RunMeta) -> Result<()> {
     write("rows.jsonl", jsonl)?;
     if rows.len() > 1 {
         plot(rows, &dir.join("latency.svg"))?;
+    }
+    if rows.iter().filter(|r| r.dense.is_some()).count() > 1 {
+        plot_crossover(rows, &dir.join("crossover.svg"))?;
     }
     Ok(())
 }

@@ -58,8 +58,8 @@ impl RowSpec {
     }
 
     /// The arguments that make a child process measure exactly this row.
-    fn args(&self, seed: u64) -> Vec<String> {
-        match self {
+    fn args(&self, seed: u64, dense: bool) -> Vec<String> {
+        let mut args: Vec<String> = match self {
             RowSpec::Synthetic(n, v) => vec![
                 "--sizes".into(),
                 n.to_string(),
@@ -74,13 +74,18 @@ impl RowSpec {
                 "--queries".into(),
                 q.display().to_string(),
             ],
+        };
+        if dense {
+            args.push("--dense".into());
         }
+        args
     }
 
     /// Measures this row in this process (the child side of [`run`]).
     pub fn measure_here(
         self,
         seed: u64,
+        dense: bool,
         probe: &dyn MemoryProbe,
         profiler: Option<&dyn Profiler>,
     ) -> Result<Row> {
@@ -95,7 +100,7 @@ impl RowSpec {
                 queries: pfm_synth::read_queries(&queries)?,
             },
         };
-        measure(corpus, probe, profiler)
+        measure(corpus, probe, profiler, dense)
     }
 
     /// Times the reference engine on this row's data: the files themselves,
@@ -128,6 +133,8 @@ pub struct ScaleRun {
     pub flamegraphs: Option<PathBuf>,
     /// Another engine to time on each row's data.
     pub reference: Option<PathBuf>,
+    /// Also time the dense and hybrid arms (`--dense`).
+    pub dense: bool,
 }
 
 /// A finished `pfm scale` run, its folder written.
@@ -157,7 +164,9 @@ pub fn run(run: &ScaleRun, exe: &Path, on_row: &dyn Fn(&Row)) -> Result<Finished
     for row in &run.rows {
         bar.set_message(format!("building and timing {}", row.label()));
         let mut cmd = Command::new(exe);
-        cmd.arg("scale").arg("--one-row").args(row.args(run.seed));
+        cmd.arg("scale")
+            .arg("--one-row")
+            .args(row.args(run.seed, run.dense));
         if let Some(dir) = &run.flamegraphs {
             cmd.arg("--flamegraphs").arg(dir);
         }
