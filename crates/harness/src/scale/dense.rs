@@ -10,7 +10,7 @@
 //! 1,000,000-fact row would spend hours in the model. The first
 //! [`EMBEDDED`] facts are embedded by MiniLM (timed: the write path's cost
 //! per fact), and the store's encoder then replays those vectors for the
-//! rest, in order, cyclically ([`Replay`]). The scan's cost does not depend
+//! facts it did not see, in turn, cyclically ([`Replay`]). The scan's cost does not depend
 //! on the values (it scores every row; nothing is pruned), so the timing is
 //! the one real vectors would give; what this row does not measure is the
 //! quality of the dense ranking at size (that is `pfm eval`'s and LoCoMo's).
@@ -25,6 +25,7 @@ use std::time::Instant;
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 
 use pfm::error::{Error, Result};
 use pfm::index::IndexVersion;
@@ -72,12 +73,14 @@ pub struct DenseRow {
     pub int8_recall_at_10: f64,
 }
 
-/// An encoder that hands out precomputed vectors: the `i`-th text it is
-/// asked to encode gets vector `i mod M` (see the module docs). The first
-/// `M` texts must be the ones those vectors were made from, so a store
-/// built in another order fails instead of pairing facts with wrong vectors.
+/// An encoder that hands out precomputed vectors: a text that was embedded
+/// gets its own vector; any other gets the next one in turn, cyclically
+/// (see the module docs). Matching by text, not by call order, keeps each
+/// embedded fact paired with its vector when the store absorbs
+/// near-duplicate facts instead of recording them (the narrow vocabulary
+/// has many).
 pub struct Replay {
-    texts: Vec<String>,
+    own: HashMap<String, usize>,
     vectors: Vec<Vec<f32>>,
     next: usize,
 }
@@ -86,24 +89,29 @@ impl Replay {
     /// Embeds the first `min(M, facts)` facts with `model` and returns the
     /// replaying encoder and the model's milliseconds per fact.
     pub fn embed(facts: &[SynthFact], m: usize, model: &mut MiniLm) -> Result<(Replay, f64)> {
-        let texts: Vec<String> = facts.iter().take(m).map(|f| f.text.clone()).collect();
+        let texts: Vec<&str> = facts.iter().take(m).map(|f| f.text.as_str()).collect();
         if texts.is_empty() {
             return Err(Error::InvalidConfig(
                 "--dense needs at least one fact".into(),
             ));
         }
-        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         let t = Instant::now();
-        let vectors = model.encode(&refs)?;
+        let vectors = model.encode(&texts)?;
         let per_fact = t.elapsed().as_secs_f64() * 1e3 / texts.len() as f64;
-        Ok((
-            Replay {
-                texts,
-                vectors,
-                next: 0,
-            },
-            per_fact,
-        ))
+        Ok((Replay::new(&texts, vectors), per_fact))
+    }
+
+    fn new(texts: &[&str], vectors: Vec<Vec<f32>>) -> Replay {
+        let own = texts
+            .iter()
+            .enumerate()
+            .map(|(i, t)| ((*t).to_owned(), i))
+            .collect();
+        Replay {
+            own,
+            vectors,
+            next: 0,
+        }
     }
 
     /// The really embedded vectors, in fact order.
@@ -118,20 +126,16 @@ impl Encoder for Replay {
     }
 
     fn encode(&mut self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        texts
+        Ok(texts
             .iter()
             .map(|text| {
-                let i = self.next % self.vectors.len();
-                if self.next < self.vectors.len() && self.texts[i] != *text {
-                    return Err(Error::DenseUnavailable(format!(
-                        "replay: fact {} is {text:?}, embedded as {:?}",
-                        self.next, self.texts[i]
-                    )));
-                }
-                self.next += 1;
-                Ok(self.vectors[i].clone())
+                let i = self.own.get(*text).copied().unwrap_or_else(|| {
+                    self.next += 1;
+                    (self.next - 1) % self.vectors.len()
+                });
+                self.vectors[i].clone()
             })
-            .collect()
+            .collect())
     }
 }
 
@@ -234,15 +238,9 @@ mod tests {
     }
 
     #[test]
-    fn replay_checks_the_embedded_texts_then_cycles() {
-        let mut replay = Replay {
-            texts: vec!["a".into(), "b".into()],
-            vectors: vec![vec![1.0], vec![2.0]],
-            next: 0,
-        };
-        let got = replay.encode(&["a", "b", "x", "y", "z"]).unwrap();
-        assert_eq!(got, [[1.0], [2.0], [1.0], [2.0], [1.0]]);
-        let mut wrong = Replay { next: 0, ..replay };
-        assert!(wrong.encode(&["b"]).is_err());
+    fn replay_pairs_embedded_texts_with_their_vectors_and_cycles_the_rest() {
+        let mut replay = Replay::new(&["a", "b"], vec![vec![1.0], vec![2.0]]);
+        let got = replay.encode(&["b", "x", "y", "a", "z"]).unwrap();
+        assert_eq!(got, [[2.0], [1.0], [2.0], [1.0], [1.0]]);
     }
 }
