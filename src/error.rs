@@ -99,7 +99,7 @@ pub enum Error {
 
     /// A time lies outside 1970-01-01 … 9999-12-31.
     #[error(
-        "{field} = {millis} ms since the epoch is outside 1970-01-01 to 9999-12-31: times are milliseconds since the Unix epoch, dates or RFC 3339"
+        "{field} = {millis} ms since the epoch is outside 1970-01-01 to 9999-12-31: times are milliseconds since the Unix epoch or written times (dates, RFC 3339, RFC 2822)"
     )]
     TimeOutOfRange {
         /// Which time (`at`, `as_of`).

@@ -80,9 +80,14 @@ impl WallTime {
         (self.0 - earlier.0) as f64 / DAY_MS as f64
     }
 
-    /// Parses RFC 3339 (`2025-06-11T09:30:00Z`, any offset), a civil date
-    /// (`2025-06-11`, midnight UTC), a civil date-time without offset (taken as
-    /// UTC), or an integer number of seconds since the epoch.
+    /// Parses a time as users write it (see [`ACCEPTED_FORMS`]): RFC 3339
+    /// (`2025-06-11T09:30:00Z`, any offset), RFC 2822 (`Wed, 11 Jun 2025
+    /// 09:30:00 +0000`), a civil date or date-time (`2025-06-11`,
+    /// `2025-06-11 09:30`), a written date with an optional 12-hour time
+    /// (`11 June 2025`, `June 11, 2025 9:30 AM`, LoCoMo's `9:30 am on 11
+    /// June, 2025`; month names full or abbreviated, any case), or an integer
+    /// number of seconds since the epoch. A time without an offset is UTC;
+    /// a date without a time is its midnight.
     pub fn parse(input: &str) -> Result<Self, Error> {
         let s = input.trim();
         let invalid = |reason: String| Error::InvalidTime {
@@ -98,13 +103,15 @@ impl WallTime {
         if let Ok(ts) = jiff::Timestamp::from_str(s) {
             return Ok(WallTime(ts.as_millisecond()));
         }
+        if let Ok(zoned) = jiff::fmt::rfc2822::parse(s) {
+            return Ok(WallTime(zoned.timestamp().as_millisecond()));
+        }
         let civil = jiff::civil::DateTime::from_str(s)
-            .or_else(|_| jiff::civil::Date::from_str(s).map(|d| d.to_datetime(jiff::civil::Time::midnight())))
-            .map_err(|e| {
-                invalid(format!(
-                    "expected RFC 3339 (2025-06-11T09:30:00Z), a date (2025-06-11) or epoch seconds: {e}"
-                ))
-            })?;
+            .or_else(|_| {
+                jiff::civil::Date::from_str(s).map(|d| d.to_datetime(jiff::civil::Time::midnight()))
+            })
+            .or_else(|_| written(s))
+            .map_err(|e| invalid(format!("expected {ACCEPTED_FORMS}: {e}")))?;
         let ts = civil
             .to_zoned_datetime(jiff::tz::TimeZone::UTC)
             .map_err(|e| invalid(e.to_string()))?
@@ -140,6 +147,40 @@ impl FromStr for WallTime {
     fn from_str(s: &str) -> Result<Self, Error> {
         WallTime::parse(s)
     }
+}
+
+/// The forms [`WallTime::parse`] accepts, for error messages.
+pub const ACCEPTED_FORMS: &str = "RFC 3339 (2025-06-11T09:30:00Z), RFC 2822 (Wed, 11 Jun 2025 09:30:00 +0000), \
+     a date (2025-06-11, 11 June 2025, June 11, 2025), a date and time (2025-06-11 09:30, \
+     June 11, 2025 9:30 AM, 9:30 am on 11 June, 2025) or epoch seconds; without an offset, UTC";
+
+/// Written dates, each with `%B` (full month names; `%b` is tried too, for
+/// abbreviations). jiff matches names and am/pm in any case and takes one-
+/// or two-digit days and hours.
+const WRITTEN: [&str; 6] = [
+    "%I:%M %p on %d %B, %Y",
+    "%B %d, %Y %I:%M %p",
+    "%d %B %Y %I:%M %p",
+    "%d %B %Y",
+    "%d %B, %Y",
+    "%B %d, %Y",
+];
+
+/// A written date (see [`WRITTEN`]), whitespace runs collapsed; the error
+/// is the last form's.
+fn written(s: &str) -> Result<jiff::civil::DateTime, jiff::Error> {
+    let s = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut last = None;
+    for form in WRITTEN {
+        for form in [form.to_owned(), form.replace("%B", "%b")] {
+            match jiff::civil::DateTime::strptime(&form, &s) {
+                Ok(t) => return Ok(t),
+                Err(e) => last = Some(e),
+            }
+        }
+    }
+    // Infallible: WRITTEN is not empty, so some form was tried.
+    Err(last.expect("written forms were tried"))
 }
 
 /// Days since 1970-01-01 to a proleptic Gregorian `(year, month, day)`.
@@ -178,7 +219,45 @@ mod tests {
     }
 
     #[test]
+    fn parses_dates_as_people_write_them() {
+        let t = WallTime::parse("2023-05-08T13:56:00Z").unwrap();
+        for written in [
+            "1:56 pm on 8 May, 2023",
+            "1:56 PM on 8 May, 2023",
+            "May 8, 2023 1:56 PM",
+            "8 May 2023 1:56 pm",
+            "Mon, 8 May 2023 13:56:00 +0000",
+            "Mon, 8 May 2023 15:56:00 +0200",
+            "  1:56  pm on 8 May,  2023 ",
+        ] {
+            assert_eq!(WallTime::parse(written).unwrap(), t, "{written}");
+        }
+        let day = WallTime::parse("2023-09-08").unwrap();
+        for written in [
+            "8 September 2023",
+            "8 Sep 2023",
+            "8 september, 2023",
+            "September 8, 2023",
+            "Sep 8, 2023",
+        ] {
+            assert_eq!(WallTime::parse(written).unwrap(), day, "{written}");
+        }
+        assert_eq!(
+            WallTime::parse("10:37 am on 27 June, 2023").unwrap(),
+            WallTime::parse("2023-06-27T10:37:00Z").unwrap()
+        );
+        // A written date that names an impossible day is refused.
+        assert!(WallTime::parse("31 February 2023").is_err());
+        assert!(WallTime::parse("13:56 pm on 8 May, 2023").is_err());
+    }
+
+    #[test]
     fn rejects_what_does_not_parse_with_the_input_in_the_message() {
+        let err = WallTime::parse("next tuesday").unwrap_err().to_string();
+        assert!(
+            err.contains("RFC 2822") && err.contains("9:30 am on 11 June, 2025"),
+            "{err}"
+        );
         let err = WallTime::parse("next tuesday").unwrap_err();
         assert!(err.to_string().contains("next tuesday"), "{err}");
         assert!(WallTime::parse("2025-13-40").is_err());

@@ -12,13 +12,15 @@ use pfm::time::WallTime;
 
 /// A time from 1970-01-01 to 9999-12-31: milliseconds since the Unix
 /// epoch, as a number or a string of digits (one rule for both), or a
-/// date or RFC 3339 string such as `2025-06-02` or `2025-06-02T09:30:00Z`.
+/// written time [`WallTime::parse`] accepts: RFC 3339, RFC 2822, a date
+/// such as `2025-06-02` or `2 June 2025`, or a date and time such as
+/// `June 2, 2025 9:30 AM` (UTC unless an offset is given).
 #[derive(Clone, Debug, Deserialize, ToSchema)]
 #[serde(untagged)]
 pub enum TimeArg {
     /// Milliseconds since the epoch.
     Millis(i64),
-    /// Milliseconds as digits, a date or an RFC 3339 time.
+    /// Milliseconds as digits, or a written time.
     Text(String),
 }
 
@@ -71,4 +73,25 @@ pub(super) fn parse<T: serde::de::DeserializeOwned>(v: Value) -> Result<T, ApiEr
             e.to_string(),
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn written_times_resolve_and_bad_ones_name_the_forms() {
+        let locomo = TimeArg::resolve("at", Some(TimeArg::Text("1:56 pm on 8 May, 2023".into())));
+        assert_eq!(
+            locomo.unwrap(),
+            WallTime::parse("2023-05-08T13:56:00Z").unwrap()
+        );
+        let err =
+            TimeArg::resolve("at", Some(TimeArg::Text("8 Maytember 2023".into()))).unwrap_err();
+        assert_eq!(
+            (err.status, err.code),
+            (axum::http::StatusCode::BAD_REQUEST, "invalid_input")
+        );
+        assert!(err.message.contains("RFC 2822"), "{}", err.message);
+    }
 }
