@@ -31,6 +31,10 @@ pub struct ScoreParams {
     pub recency_floor: f32,
     /// Recency half-life `T_rec` in days.
     pub recency_half_life_days: f64,
+    /// How the recency factor decays unless a request says otherwise
+    /// (see [`crate::rank::Recency`]; the paper's is `fixed`).
+    #[serde(default)]
+    pub recency: crate::rank::Recency,
     /// Usage weight `η`.
     pub usage_weight: f32,
     /// Usage half-life in days.
@@ -56,6 +60,7 @@ impl Default for ScoreParams {
             term_cap: 12,
             recency_floor: 0.15,
             recency_half_life_days: 30.0,
+            recency: crate::rank::Recency::default(),
             usage_weight: 0.35,
             usage_half_life_days: 14.0,
             graph_weight: 0.8,

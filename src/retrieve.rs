@@ -13,7 +13,7 @@ use crate::index::{Corpus, IndexVersion, Segment, SegmentView};
 use crate::ledger::AsOf;
 use crate::limits::{MAX_CONTEXT_BYTES, MAX_NAMES, check_names};
 use crate::rank::scorer::{Cancel, Query};
-use crate::rank::{Ranker, Scratch, shortlist};
+use crate::rank::{Ranker, Recency, Scratch, shortlist};
 use crate::rules::{self, Rules};
 use crate::time::WallTime;
 use crate::vector::Vector;
@@ -40,6 +40,10 @@ pub struct Request {
     /// The retrieval arm.
     #[serde(default)]
     pub ranker: Ranker,
+    /// How recency decays for this request (`fixed`, `span`, `off`);
+    /// absent: the store's default ([`crate::config::ScoreParams::recency`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recency: Option<Recency>,
     /// Identity and abstention rules applied to the shortlist.
     #[serde(default)]
     pub rules: Rules,
@@ -75,6 +79,7 @@ impl Request {
             budget: default_budget(),
             shortlist: default_shortlist(),
             ranker: Ranker::pfm(),
+            recency: None,
             rules: Rules::NONE,
             disclose: Disclose::NONE,
             vector: None,
@@ -105,6 +110,12 @@ impl Request {
     /// Sets the ranker.
     pub fn with_ranker(mut self, ranker: Ranker) -> Self {
         self.ranker = ranker;
+        self
+    }
+
+    /// Sets how recency decays (see [`Request::recency`]).
+    pub fn with_recency(mut self, recency: Recency) -> Self {
+        self.recency = Some(recency);
         self
     }
 
@@ -179,6 +190,7 @@ pub fn retrieve_cancellable(
         at: request.at,
         cancel,
         vector: request.vector.as_deref(),
+        recency: request.recency,
     };
     let list = shortlist(
         version,

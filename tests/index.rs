@@ -48,6 +48,7 @@ fn bm25f_matches_a_hand_computed_example() {
         at: WallTime::from_secs(1_767_225_700),
         cancel: None,
         vector: None,
+        recency: None,
     };
     let got = shortlist(&v, query, &bm25f_only(), 50, &mut Scratch::default()).unwrap();
 
@@ -162,6 +163,7 @@ fn retrieval_is_independent_of_segment_layout_and_merge_timing() {
                 at: WallTime::from_secs(q.at),
                 cancel: None,
                 vector: None,
+                recency: None,
             };
             let want = shortlist(&one.version(), query, &ranker, 50, &mut scratch).unwrap();
             assert!(!want.is_empty());

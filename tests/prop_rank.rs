@@ -11,7 +11,7 @@ use pfm::config::{Config, MergeMode, ScoreParams};
 use pfm::fact::name_key;
 use pfm::rank::query_terms;
 use pfm::rank::scorer::{Query, Strategy as Scoring, shortlist_with};
-use pfm::rank::{ParticipantTerms, Ranker, Scratch};
+use pfm::rank::{ParticipantTerms, Ranker, Recency, Scratch};
 use pfm::{FactId, Forget, Key, Memory, Observation, WallTime, text};
 use pfm_synth::Vocabulary;
 use proptest::prelude::*;
@@ -128,6 +128,18 @@ impl Oracle {
                 })
             })
             .collect();
+        // The half-life of the store's recency mode: `span` stretches it to
+        // the time between the oldest and newest active fact.
+        let times = self.docs.iter().map(|d| d.last_observed.millis());
+        let span_days = match (times.clone().min(), times.max()) {
+            (Some(lo), Some(hi)) => (hi - lo) as f64 / 86_400_000.0,
+            _ => 0.0,
+        };
+        let half_life = match p.recency {
+            Recency::Fixed => Some(p.recency_half_life_days),
+            Recency::Span => Some(p.recency_half_life_days.max(span_days)),
+            Recency::Off => None,
+        };
         let mut scores: Vec<(FactId, f64)> = self
             .docs
             .iter()
@@ -138,12 +150,14 @@ impl Oracle {
                     .filter_map(|(term, w)| d.tf.get(term).map(|tf| (w, merged(*tf))))
                     .map(|(w, tf)| w * tf / (tf + k1 * (1.0 - b + b * dl / avgdl)))
                     .sum();
-                let recency = if ranker.recency {
-                    let age_days = (at.millis() - d.last_observed.millis()) as f64 / 86_400_000.0;
-                    let decay = (-age_days / p.recency_half_life_days).exp2().min(1.0);
-                    f64::from(p.recency_floor) + (1.0 - f64::from(p.recency_floor)) * decay
-                } else {
-                    1.0
+                let recency = match half_life.filter(|_| ranker.recency) {
+                    Some(t) => {
+                        let age_days =
+                            (at.millis() - d.last_observed.millis()) as f64 / 86_400_000.0;
+                        let decay = (-age_days / t).exp2().min(1.0);
+                        f64::from(p.recency_floor) + (1.0 - f64::from(p.recency_floor)) * decay
+                    }
+                    None => 1.0,
                 };
                 (d.fact, bm25f * recency)
             })
@@ -186,6 +200,8 @@ struct Store {
     used: Vec<u64>,
     /// Seconds between two facts' observations (recency matters at a day).
     spread: i64,
+    /// The store's recency mode.
+    recency: Recency,
 }
 
 impl Store {
@@ -223,9 +239,10 @@ fn store() -> impl Strategy<Value = Store> {
         20u64..400,
         prop::collection::vec(0u64..2500, 0..20),
         prop::sample::select(vec![1i64, 3_600, 86_400]),
+        prop::sample::select(vec![Recency::Fixed, Recency::Span, Recency::Off]),
     )
         .prop_map(
-            |(n, seed, narrow, batch, keyed_every, forget_every, used, spread)| Store {
+            |(n, seed, narrow, batch, keyed_every, forget_every, used, spread, recency)| Store {
                 n,
                 seed,
                 narrow,
@@ -234,6 +251,7 @@ fn store() -> impl Strategy<Value = Store> {
                 forget_every,
                 used,
                 spread,
+                recency,
             },
         )
 }
@@ -251,11 +269,12 @@ fn case() -> impl Strategy<Value = (Store, Vec<(u8, u8)>, usize, u64)> {
 
 fn build(s: &Store) -> Memory {
     let (facts, _) = pfm_synth::generate(s.n, s.seed, s.vocabulary(), 0);
-    let mut m = Memory::new(Config {
+    let mut config = Config {
         merge: MergeMode::Inline,
         ..Config::default()
-    })
-    .unwrap();
+    };
+    config.score.recency = s.recency;
+    let mut m = Memory::new(config).unwrap();
     let obs: Vec<Observation> = facts
         .iter()
         .map(|f| {
@@ -301,7 +320,7 @@ proptest! {
         for (choice, flags) in rankers {
             let ranker = ranker(choice, flags);
             for q in &queries {
-                let query = Query { context: &q.text, participants: &q.participants, at: s.query_time(), cancel: None, vector: None };
+                let query = Query { context: &q.text, participants: &q.participants, at: s.query_time(), cancel: None, vector: None, recency: None };
                 let fast = shortlist_with(&version, query, &ranker, n, Scoring::Pruned, &mut scratch).unwrap();
                 let fast2 = shortlist_with(&version, query, &ranker, n, Scoring::Pruned, &mut two_pass).unwrap();
                 let slow = shortlist_with(&version, query, &ranker, n, Scoring::Exhaustive, &mut scratch).unwrap();
@@ -327,7 +346,7 @@ proptest! {
             let ranker = bm25f_ranker(choice, flags);
             for q in &queries {
                 let at = s.query_time();
-                let query = Query { context: &q.text, participants: &q.participants, at, cancel: None, vector: None };
+                let query = Query { context: &q.text, participants: &q.participants, at, cancel: None, vector: None, recency: None };
                 let got = shortlist_with(&version, query, &ranker, n, Scoring::Pruned, &mut scratch).unwrap();
                 let want = oracle.scores(&q.text, &q.participants, at, &ranker);
                 let by_fact: HashMap<FactId, f64> = want.iter().copied().collect();

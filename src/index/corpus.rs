@@ -31,17 +31,46 @@ pub struct SegmentView {
     deleted_lens: [u64; FIELDS],
     /// Global id of local document 0 (invariant 3).
     pub base: u32,
+    /// `segment.by_time()[oldest..newest]` starts and ends with live
+    /// documents (empty when none is live); deletes only grow within a
+    /// view, so both ends only move inward.
+    oldest: u32,
+    newest: u32,
 }
 
 impl SegmentView {
     /// A view with no deletions.
     pub fn new(segment: Arc<Segment>) -> Self {
         SegmentView {
-            segment,
             deletes: DeleteSet::default(),
             deleted_presence: PMap::default(),
             deleted_lens: [0; FIELDS],
             base: 0,
+            oldest: 0,
+            newest: segment.len() as u32,
+            segment,
+        }
+    }
+
+    /// The anchored recencies of its oldest and newest live documents.
+    pub fn rec_range(&self) -> Option<(f64, f64)> {
+        let order = self.segment.by_time();
+        (self.oldest < self.newest).then(|| {
+            (
+                self.segment.rec(order[self.oldest as usize]),
+                self.segment.rec(order[self.newest as usize - 1]),
+            )
+        })
+    }
+
+    /// Moves the live range's ends past deleted documents.
+    fn trim(&mut self) {
+        let order = self.segment.by_time();
+        while self.oldest < self.newest && self.deletes.contains(order[self.oldest as usize]) {
+            self.oldest += 1;
+        }
+        while self.oldest < self.newest && self.deletes.contains(order[self.newest as usize - 1]) {
+            self.newest -= 1;
         }
     }
 
@@ -60,6 +89,7 @@ impl SegmentView {
         for (sum, l) in self.deleted_lens.iter_mut().zip(lens) {
             *sum += u64::from(l);
         }
+        self.trim();
         true
     }
 
@@ -124,6 +154,24 @@ impl Corpus {
             }
         }
         self.doc_space = base;
+    }
+
+    /// The time between the oldest and the newest last-observed time of
+    /// its live documents, in recency half-lives (0 when empty): exact, so
+    /// it does not depend on how the documents are cut into segments.
+    pub fn span_half_lives(&self) -> f64 {
+        let (lo, hi) = self
+            .views
+            .iter()
+            .filter_map(SegmentView::rec_range)
+            .fold((f64::INFINITY, 0.0f64), |(lo, hi), (a, b)| {
+                (lo.min(a), hi.max(b))
+            });
+        if hi > 0.0 && lo > 0.0 && lo.is_finite() {
+            (hi / lo).log2()
+        } else {
+            0.0
+        }
     }
 
     /// The segment views, oldest first.

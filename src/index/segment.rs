@@ -320,6 +320,11 @@ pub struct Segment {
     chunk_rec: Vec<f64>,
     /// The largest of `block_rec` (0 for an empty segment).
     max_rec: f64,
+    /// Per document, its anchored recency (what `block_rec` bounds).
+    recs: Box<[f64]>,
+    /// The documents in increasing anchored recency (ties by id): a view
+    /// finds its oldest and newest live document from either end.
+    by_time: Box<[u32]>,
     /// Per term, its bitmap's index among `bitmaps` (`None`: a sparse term).
     dense: Vec<Option<u32>>,
     /// Bitmaps of the dense terms, `len.div_ceil(64)` words each.
@@ -481,6 +486,16 @@ impl Segment {
             starts,
             chunk_rec,
             max_rec: block_rec.iter().copied().fold(0.0, f64::max),
+            by_time: {
+                let mut order: Vec<u32> = (0..n as u32).collect();
+                order.sort_by(|a, b| {
+                    recs[*a as usize]
+                        .total_cmp(&recs[*b as usize])
+                        .then(a.cmp(b))
+                });
+                order.into()
+            },
+            recs: recs.into(),
             block_rec,
             dense,
             bitmaps,
@@ -677,6 +692,17 @@ impl Segment {
     #[inline]
     pub fn max_rec(&self) -> f64 {
         self.max_rec
+    }
+
+    /// A document's anchored recency.
+    #[inline]
+    pub fn rec(&self, doc: u32) -> f64 {
+        self.recs[doc as usize]
+    }
+
+    /// The documents in increasing anchored recency (ties by id).
+    pub fn by_time(&self) -> &[u32] {
+        &self.by_time
     }
 
     /// A dense term's bitmap (invariant 6); `None` for a sparse term.

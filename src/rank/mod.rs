@@ -30,6 +30,7 @@ pub mod dense;
 mod maxscore;
 mod plan;
 pub mod query;
+pub mod recency;
 pub mod scorer;
 mod topn;
 
@@ -38,6 +39,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 
 pub use query::{QueryTerm, normalized_query_terms, query_terms};
+pub use recency::Recency;
 pub use scorer::{Scored, Scratch, shortlist};
 
 /// How a request's participants enter the query.

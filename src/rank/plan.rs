@@ -50,6 +50,9 @@ pub(super) struct Plan<'a> {
     pub activation: Vec<(NodeId, f32)>,
     /// `2^-((t - A) / T_rec)`: times a document's anchored recency, its decay.
     pub recency_now: f64,
+    /// The exponent on that decay (see [`super::Recency`]); `None`: no
+    /// recency factor.
+    pub recency_power: Option<f64>,
     /// `2^-((t - A) / T_use)`, likewise for usage.
     pub usage_now: f64,
     /// How many to keep.
@@ -174,13 +177,18 @@ impl Plan<'_> {
     /// largest of a block, chunk or segment it bounds all of their documents.
     #[inline]
     pub fn recency(&self, recency: f64) -> f32 {
-        if !self.ranker.recency {
+        let Some(power) = self.recency_power.filter(|_| self.ranker.recency) else {
             return 1.0;
-        }
+        };
         let floor = self.params.recency_floor;
         // A fact observed after the request time counts as fresh.
-        let decayed = (recency * self.recency_now).min(1.0) as f32;
-        floor + (1.0 - floor) * decayed
+        let decayed = (recency * self.recency_now).min(1.0);
+        let decayed = if power == 1.0 {
+            decayed
+        } else {
+            decayed.powf(power)
+        };
+        floor + (1.0 - floor) * decayed as f32
     }
 
     /// The largest factor a document of the segment can have, given the

@@ -58,6 +58,8 @@ pub struct Query<'a> {
     pub cancel: Option<&'a dyn Cancel>,
     /// The query's embedding, for a dense or hybrid ranker.
     pub vector: Option<&'a Vector>,
+    /// How recency decays for this query (`None`: the store's default).
+    pub recency: Option<super::Recency>,
 }
 
 impl std::fmt::Debug for Query<'_> {
@@ -193,6 +195,10 @@ fn lexical(
             Vec::new()
         },
         recency_now: (-half_lives(query.at, TIME_ANCHOR, params.recency_half_life_days)).exp2(),
+        recency_power: query
+            .recency
+            .unwrap_or(params.recency)
+            .power(params, corpus),
         usage_now: (-half_lives(query.at, TIME_ANCHOR, params.usage_half_life_days)).exp2(),
         n,
         strategy,
