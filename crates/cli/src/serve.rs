@@ -71,6 +71,11 @@ pub struct ServeArgs {
     /// rankers answer 503 dense_unavailable.
     #[arg(long, env = "PFM_MODELS")]
     models: Option<PathBuf>,
+    /// How recency decays for requests that do not say (`recency` in
+    /// /v1/retrieve): span (the half-life stretches to each store's own
+    /// time span), fixed (the paper's 30 days) or off.
+    #[arg(long, default_value = "span")]
+    recency: pfm::rank::Recency,
     /// Create this tenant with a fresh token at start if the data
     /// directory has no token yet (the token is printed once on stdout).
     #[arg(long)]
@@ -90,7 +95,11 @@ impl ServeArgs {
             addr: self.addr,
             data_dir: self.data_dir,
             tenant: TenantOptions {
-                config: Config::default(),
+                config: {
+                    let mut config = Config::default();
+                    config.score.recency = self.recency;
+                    config
+                },
                 workers: self.workers,
                 fsync: self.fsync,
                 rate_limit: self.rate_limit,

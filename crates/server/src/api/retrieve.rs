@@ -101,6 +101,12 @@ pub struct RetrieveIn {
     /// `_validity` read superseded facts, which this server does not index.
     #[serde(default)]
     pub ranker: Option<String>,
+    /// How recency decays: `span` (default: the half-life stretches to the
+    /// store's own time span, so an old fact that is still valid is not
+    /// buried), `fixed` (the paper's 30-day half-life) or `off`.
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub recency: Option<pfm::rank::Recency>,
 }
 
 impl RetrieveIn {
@@ -143,6 +149,9 @@ impl RetrieveIn {
         }
         if let Some(r) = &self.ranker {
             request = request.with_ranker(pfm::rank::Ranker::named(r)?);
+        }
+        if let Some(r) = self.recency {
+            request = request.with_recency(r);
         }
         request.validate()?;
         Ok(request)
@@ -418,5 +427,29 @@ pub(super) fn retrieve_out(
             sigma_us: us(s.timings.sigma),
             total_us: total.as_secs_f64() * 1e6,
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(body: &str) -> Result<Request, ApiError> {
+        let input: RetrieveIn = serde_json::from_str(body)
+            .map_err(|e| ApiError::bad_request("invalid_body", e.to_string()))?;
+        input.request(&Limits::default())
+    }
+
+    #[test]
+    fn ranker_and_recency_are_per_request() {
+        let r = parse(
+            r#"{"context": "where does Ana live", "recency": "off", "ranker": "bm25_validity"}"#,
+        )
+        .unwrap();
+        assert_eq!(r.recency, Some(pfm::rank::Recency::Off));
+        assert_eq!(r.ranker.name, "bm25_validity");
+        let r = parse(r#"{"context": "where does Ana live"}"#).unwrap();
+        assert_eq!((r.recency, r.ranker.name.as_str()), (None, "pfm"));
+        assert!(parse(r#"{"context": "x", "recency": "soon"}"#).is_err());
     }
 }
