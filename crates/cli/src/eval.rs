@@ -48,10 +48,25 @@ pub struct EvalArgs {
     /// Print one JSON object on stdout (progress stays on stderr).
     #[arg(long)]
     json: bool,
+    /// LoCoMo's locomo10.json: the real-conversation study (evidence
+    /// recall per category for pfm, the BM25 baselines and the dense arms)
+    /// runs on it and its tables join the report.
+    #[arg(long, default_value = pfm_harness::eval::locomo::DEFAULT_PATH)]
+    locomo: PathBuf,
+    /// Skip the LoCoMo study.
+    #[arg(long, conflicts_with = "locomo_only")]
+    no_locomo: bool,
+    /// Run only the LoCoMo study and print its tables.
+    #[arg(long)]
+    locomo_only: bool,
 }
 
 impl EvalArgs {
     pub fn run(self) -> Result<()> {
+        if self.locomo_only {
+            print!("{}", eval::locomo::study(&self.locomo)?);
+            return Ok(());
+        }
         let options = EvalOptions {
             seeds: self.seeds,
             arms: self.arms,
@@ -60,6 +75,7 @@ impl EvalArgs {
             key_noise: !self.no_key_noise,
             studies: !self.no_studies,
             probes: !self.no_probes,
+            locomo: (!self.no_locomo).then_some(self.locomo),
             ..EvalOptions::default()
         };
         if self.accounting {

@@ -24,6 +24,7 @@ pub mod arms;
 pub mod cells;
 pub mod generator;
 pub mod judge;
+pub mod locomo;
 pub mod noise;
 pub mod paper;
 pub mod provenance;
@@ -34,7 +35,7 @@ pub mod stats;
 pub mod studies;
 pub mod templates;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -84,6 +85,9 @@ pub struct EvalOptions {
     pub bootstrap_reps: usize,
     /// Show a progress bar on stderr.
     pub progress: bool,
+    /// LoCoMo's `locomo10.json`: the real-conversation study
+    /// ([`locomo`]) runs on it and its tables join the report.
+    pub locomo: Option<PathBuf>,
 }
 
 impl Default for EvalOptions {
@@ -98,6 +102,7 @@ impl Default for EvalOptions {
             probes: true,
             bootstrap_reps: BOOTSTRAP_REPS,
             progress: true,
+            locomo: Some(PathBuf::from(locomo::DEFAULT_PATH)),
         }
     }
 }
@@ -115,6 +120,7 @@ impl EvalOptions {
             && self.studies
             && self.probes
             && self.bootstrap_reps == d.bootstrap_reps
+            && self.locomo.is_some()
     }
 }
 
@@ -224,9 +230,16 @@ pub fn run_and_write(options: &EvalOptions, out: &Path, results: &Path) -> Resul
     let summary = report::summarize(&evaluation);
     let now = jiff::Timestamp::now();
     let meta = RunMeta::here(now);
-    let markdown = report::markdown(&summary, &meta);
+    let mut markdown = report::markdown(&summary, &meta);
     let dir = out.join(now.strftime("%Y%m%d-%H%M%S").to_string());
     report::write_run(&dir, &evaluation, &summary, &meta).map_err(Error::io(&dir))?;
+    if let Some(path) = &options.locomo {
+        eprintln!("pfm eval: the LoCoMo study on {}", path.display());
+        let section = locomo::study(path)?;
+        let file = dir.join("locomo.md");
+        std::fs::write(&file, &section).map_err(Error::io(&file))?;
+        markdown.push_str(&section);
+    }
     let mut written = vec![dir.display().to_string()];
     if options.is_full() {
         std::fs::write(results, &markdown).map_err(Error::io(results))?;

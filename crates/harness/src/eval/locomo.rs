@@ -1,0 +1,516 @@
+//! `pfm eval --locomo PATH`: evidence recall on real conversations (LoCoMo,
+//! Maharana et al., 2024; `../shared/data/locomo/`).
+//!
+//! Protocol (the one issue 22 measured the server with):
+//! - one store per conversation, built with the library at its defaults;
+//! - every turn one observation: `"{speaker}: {text}"` (an image turn adds
+//!   `[shares a photo: {caption}]`, the part of the turn the evidence
+//!   often is), both speakers as participants, stated at its session's date
+//!   plus one second per turn so a session keeps its order;
+//! - every question one request with both speakers as participants, asked
+//!   a day after the last session, at k = 6 and B = 800 unless the arm says
+//!   otherwise;
+//! - a question's evidence is its `evidence` turns (dia ids); a block line
+//!   covers the turns its fact came from (a turn the store absorbed into an
+//!   earlier near-duplicate fact is covered by that fact).
+//!
+//! Reported per arm and category (1 multi-hop, 2 temporal, 3 open-domain,
+//! 4 single-hop; 5 adversarial is the abstention study's): evidence recall
+//! (share of a question's evidence turns in the block, averaged), hit (at
+//! least one), answer containment (the gold answer's text appears in the
+//! block, lowercased) and block length.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use pfm::config::Config;
+use pfm::error::{Error, Result};
+use pfm::fact::FactId;
+use pfm::memory::{Memory, Observation};
+use pfm::rank::{Ranker, Recency};
+use pfm::retrieve::{Request, retrieve};
+use pfm::time::WallTime;
+use pfm::vector::{Encoder, Vector};
+use pfm_dense::MiniLm;
+
+/// Where the project keeps LoCoMo, relative to the repository root.
+pub const DEFAULT_PATH: &str = "../shared/data/locomo/locomo10.json";
+
+/// The whole study on the file at `path`, as a report section.
+pub fn study(path: &Path) -> Result<String> {
+    let conversations = load(path).map_err(|e| {
+        Error::InvalidConfig(format!(
+            "the LoCoMo study needs {} (pass --locomo PATH, or --no-locomo to skip it): {e}",
+            path.display()
+        ))
+    })?;
+    let results = run(&conversations, &default_arms()?, &Config::default())?;
+    Ok(format!(
+        "\n## LoCoMo — evidence recall on real conversations\n\n{}",
+        markdown(&results, &conversations)
+    ))
+}
+
+/// LoCoMo's answerable categories, in the order reported.
+pub const CATEGORIES: [(u8, &str); 4] = [
+    (1, "multi-hop"),
+    (2, "temporal"),
+    (3, "open-domain"),
+    (4, "single-hop"),
+];
+
+/// Milliseconds a day.
+const DAY_MS: i64 = 86_400_000;
+
+/// One conversation: its speakers, turns and questions.
+#[derive(Clone, Debug)]
+pub struct Conversation {
+    /// `sample_id`, e.g. `conv-26`.
+    pub id: String,
+    /// `speaker_a`, `speaker_b`.
+    pub speakers: [String; 2],
+    /// Every turn of every session, in order.
+    pub turns: Vec<Turn>,
+    /// Its questions.
+    pub questions: Vec<Question>,
+}
+
+/// One turn.
+#[derive(Clone, Debug)]
+pub struct Turn {
+    /// `dia_id`, e.g. `D1:3`.
+    pub dia_id: String,
+    /// The observation text (see the module docs).
+    pub text: String,
+    /// When it was said.
+    pub at: WallTime,
+}
+
+/// One question.
+#[derive(Clone, Debug)]
+pub struct Question {
+    /// The question.
+    pub text: String,
+    /// The gold answer's text (absent for adversarial questions).
+    pub answer: Option<String>,
+    /// The evidence turns.
+    pub evidence: Vec<String>,
+    /// LoCoMo's category, 1–5.
+    pub category: u8,
+}
+
+impl Conversation {
+    /// When its questions are asked: a day after its last turn.
+    pub fn asked_at(&self) -> WallTime {
+        let last = self.turns.last().map_or(0, |t| t.at.millis());
+        WallTime::from_millis(last + DAY_MS)
+    }
+}
+
+/// Reads `locomo10.json` (see the module docs for what is kept).
+pub fn load(path: &Path) -> Result<Vec<Conversation>> {
+    let text = std::fs::read_to_string(path).map_err(Error::io(path))?;
+    let data: Value = serde_json::from_str(&text).map_err(|e| bad(path, &e.to_string()))?;
+    let records = data
+        .as_array()
+        .ok_or_else(|| bad(path, "expected a JSON list of conversations"))?;
+    records.iter().map(|r| conversation(path, r)).collect()
+}
+
+fn bad(path: &Path, what: &str) -> Error {
+    Error::InvalidConfig(format!("{}: {what}", path.display()))
+}
+
+fn conversation(path: &Path, record: &Value) -> Result<Conversation> {
+    let str_of = |v: &Value, key: &str| -> Result<String> {
+        v.get(key)
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .ok_or_else(|| bad(path, &format!("a record lacks the string {key:?}")))
+    };
+    let id = str_of(record, "sample_id")?;
+    let c = record
+        .get("conversation")
+        .ok_or_else(|| bad(path, &format!("{id} has no conversation")))?;
+    let speakers = [str_of(c, "speaker_a")?, str_of(c, "speaker_b")?];
+    let mut turns = Vec::new();
+    for n in 1.. {
+        let Some(session) = c.get(format!("session_{n}")).and_then(Value::as_array) else {
+            break;
+        };
+        let date = str_of(c, &format!("session_{n}_date_time"))?;
+        let start = WallTime::parse(&date)?;
+        for (i, t) in session.iter().enumerate() {
+            let mut text = format!("{}: {}", str_of(t, "speaker")?, str_of(t, "text")?);
+            if let Some(caption) = t.get("blip_caption").and_then(Value::as_str) {
+                let _ = write!(text, " [shares a photo: {caption}]");
+            }
+            turns.push(Turn {
+                dia_id: str_of(t, "dia_id")?,
+                text,
+                at: WallTime::from_millis(start.millis() + 1_000 * i as i64),
+            });
+        }
+    }
+    let questions = record
+        .get("qa")
+        .and_then(Value::as_array)
+        .ok_or_else(|| bad(path, &format!("{id} has no qa list")))?
+        .iter()
+        .map(|q| {
+            Ok(Question {
+                text: str_of(q, "question")?,
+                answer: q.get("answer").map(|a| match a {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                }),
+                evidence: q
+                    .get("evidence")
+                    .and_then(Value::as_array)
+                    .map(|e| {
+                        e.iter()
+                            .filter_map(Value::as_str)
+                            .map(str::to_owned)
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                category: q.get("category").and_then(Value::as_u64).unwrap_or(0) as u8,
+            })
+        })
+        .collect::<Result<_>>()?;
+    Ok(Conversation {
+        id,
+        speakers,
+        turns,
+        questions,
+    })
+}
+
+/// A conversation's store and which turns each fact came from.
+pub struct Store {
+    /// The store.
+    pub memory: Memory,
+    /// Per fact, the turns it holds (several when turns were absorbed).
+    pub turns_of: HashMap<FactId, Vec<String>>,
+}
+
+/// Builds a conversation's store, one commit per 64 turns, embedding the
+/// turns with `encoder` if given (for the dense and hybrid arms).
+pub fn build(
+    conversation: &Conversation,
+    config: Config,
+    encoder: Option<Box<dyn Encoder>>,
+) -> Result<Store> {
+    let mut memory = Memory::new(config)?;
+    if let Some(encoder) = encoder {
+        memory.set_encoder(encoder, false)?;
+    }
+    let mut turns_of: HashMap<FactId, Vec<String>> = HashMap::new();
+    for chunk in conversation.turns.chunks(64) {
+        let observations = chunk
+            .iter()
+            .map(|t| {
+                Observation::new(t.text.clone(), t.at)
+                    .with_participants(conversation.speakers.clone())
+            })
+            .collect();
+        let receipts = memory.observe_batch(observations)?;
+        for (t, r) in chunk.iter().zip(receipts) {
+            turns_of
+                .entry(r.outcome.fact())
+                .or_default()
+                .push(t.dia_id.clone());
+        }
+    }
+    memory.wait_for_merges();
+    Ok(Store { memory, turns_of })
+}
+
+/// One arm of the study: a ranker and the block's bounds.
+#[derive(Clone, Debug)]
+pub struct Arm {
+    /// The label in the tables.
+    pub label: String,
+    /// The ranker.
+    pub ranker: Ranker,
+    /// How recency decays (`None`: the store's default).
+    pub recency: Option<Recency>,
+    /// At most this many facts.
+    pub k: usize,
+    /// At most this many characters.
+    pub budget: usize,
+}
+
+/// Sums over the questions of one category.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Tally {
+    /// Questions with evidence.
+    pub questions: usize,
+    /// Sum of evidence recall.
+    pub recall: f64,
+    /// Questions with at least one evidence turn in the block.
+    pub hits: usize,
+    /// Questions whose gold answer appears in the block.
+    pub contains: usize,
+    /// Block lines.
+    pub lines: usize,
+    /// Block characters.
+    pub chars: usize,
+}
+
+impl Tally {
+    fn add(&mut self, other: &Tally) {
+        self.questions += other.questions;
+        self.recall += other.recall;
+        self.hits += other.hits;
+        self.contains += other.contains;
+        self.lines += other.lines;
+        self.chars += other.chars;
+    }
+
+    fn mean(&self, x: f64) -> f64 {
+        x / self.questions.max(1) as f64
+    }
+}
+
+/// One arm's tallies per answerable category ([`CATEGORIES`] order).
+#[derive(Clone, Debug)]
+pub struct ArmResult {
+    /// The arm's label.
+    pub label: String,
+    /// Per category.
+    pub categories: [Tally; 4],
+}
+
+impl ArmResult {
+    /// The tally over categories 1–4.
+    pub fn overall(&self) -> Tally {
+        let mut all = Tally::default();
+        for t in &self.categories {
+            all.add(t);
+        }
+        all
+    }
+}
+
+/// Asks every answerable question of `conversation` of `store` under each
+/// arm and adds the outcome to `results` (one per arm, in order); a dense
+/// or hybrid arm's query vector comes from `encoder`.
+pub fn score(
+    conversation: &Conversation,
+    store: &Store,
+    arms: &[Arm],
+    results: &mut [ArmResult],
+    mut encoder: Option<&mut MiniLm>,
+) -> Result<()> {
+    let version = store.memory.version();
+    let at = conversation.asked_at();
+    for q in &conversation.questions {
+        let Some(c) = CATEGORIES.iter().position(|(c, _)| *c == q.category) else {
+            continue;
+        };
+        if q.evidence.is_empty() {
+            continue;
+        }
+        let vector = match encoder.as_deref_mut() {
+            Some(e) => {
+                let v = e.encode(&[q.text.as_str()])?;
+                v.first().map(|v| Arc::new(Vector::quantize(v)))
+            }
+            None => None,
+        };
+        for (arm, result) in arms.iter().zip(results.iter_mut()) {
+            let request = Request::new(q.text.clone(), at)
+                .with_participants(conversation.speakers.clone())
+                .with_ranker(arm.ranker.clone())
+                .with_k(arm.k)
+                .with_budget(arm.budget);
+            let request = match arm.recency {
+                Some(r) => request.with_recency(r),
+                None => request,
+            };
+            let request = match (&vector, arm.ranker.needs_vector()) {
+                (Some(v), true) => request.with_vector(v.clone()),
+                _ => request,
+            };
+            let block = retrieve(&version, &request)?;
+            let covered: Vec<&str> = block
+                .lines
+                .iter()
+                .filter_map(|l| store.turns_of.get(&l.fact))
+                .flatten()
+                .map(String::as_str)
+                .collect();
+            let found = q
+                .evidence
+                .iter()
+                .filter(|e| covered.contains(&e.as_str()))
+                .count();
+            let text = block.text.to_lowercase();
+            let t = &mut result.categories[c];
+            t.questions += 1;
+            t.recall += found as f64 / q.evidence.len() as f64;
+            t.hits += usize::from(found > 0);
+            t.contains += usize::from(
+                q.answer
+                    .as_ref()
+                    .is_some_and(|a| !a.is_empty() && text.contains(&a.to_lowercase())),
+            );
+            t.lines += block.lines.len();
+            t.chars += block.text.chars().count();
+        }
+    }
+    Ok(())
+}
+
+/// Runs the study: every conversation's store, every arm. When an arm is
+/// dense or hybrid, each store embeds its turns with MiniLM (one session,
+/// one thread) and each question is encoded (another, two threads); the
+/// models come from `scripts/fetch-models`.
+pub fn run(
+    conversations: &[Conversation],
+    arms: &[Arm],
+    config: &Config,
+) -> Result<Vec<ArmResult>> {
+    let dense = arms.iter().any(|a| a.ranker.needs_vector());
+    let mut queries = dense.then(|| MiniLm::locate(2)).transpose()?;
+    let mut results: Vec<ArmResult> = arms
+        .iter()
+        .map(|a| ArmResult {
+            label: a.label.clone(),
+            categories: [Tally::default(); 4],
+        })
+        .collect();
+    let bar = indicatif::ProgressBar::new(conversations.len() as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} conversations {msg}",
+        )
+        .expect("static progress template parses"),
+    );
+    for conversation in conversations {
+        let encoder = dense
+            .then(|| MiniLm::locate(1).map(|m| Box::new(m) as Box<dyn Encoder>))
+            .transpose()?;
+        bar.set_message(format!(
+            "{} ({} turns)",
+            conversation.id,
+            conversation.turns.len()
+        ));
+        let store = build(conversation, config.clone(), encoder)?;
+        score(conversation, &store, arms, &mut results, queries.as_mut())?;
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    Ok(results)
+}
+
+/// The arms of the report: pfm at the store's defaults and under each
+/// recency mode, and the plain BM25 baselines with the same block rule;
+/// then pfm and BM25 at k = 10, B = 2,000.
+pub fn default_arms() -> Result<Vec<Arm>> {
+    let arm =
+        |label: &str, ranker: Ranker, recency: Option<Recency>, k: usize, budget: usize| Arm {
+            label: label.to_owned(),
+            ranker,
+            recency,
+            k,
+            budget,
+        };
+    let bm25 = Ranker::named("bm25_validity")?;
+    Ok(vec![
+        arm("pfm (defaults)", Ranker::pfm(), None, 6, 800),
+        arm(
+            "pfm, recency fixed (the paper's)",
+            Ranker::pfm(),
+            Some(Recency::Fixed),
+            6,
+            800,
+        ),
+        arm(
+            "pfm, recency span",
+            Ranker::pfm(),
+            Some(Recency::Span),
+            6,
+            800,
+        ),
+        arm(
+            "pfm, recency off",
+            Ranker::pfm(),
+            Some(Recency::Off),
+            6,
+            800,
+        ),
+        arm("BM25 (text)", bm25.clone(), None, 6, 800),
+        arm(
+            "BM25 + participants",
+            Ranker::named("bm25_validity_p")?,
+            None,
+            6,
+            800,
+        ),
+        arm(
+            "dense (MiniLM)",
+            Ranker::named("dense_validity")?,
+            None,
+            6,
+            800,
+        ),
+        arm(
+            "hybrid (BM25 + MiniLM, RRF)",
+            Ranker::named("hybrid_validity")?,
+            None,
+            6,
+            800,
+        ),
+        arm("pfm, k = 10, B = 2000", Ranker::pfm(), None, 10, 2000),
+        arm("BM25 (text), k = 10, B = 2000", bm25, None, 10, 2000),
+    ])
+}
+
+/// The evidence-recall table: one row per arm, recall / hit per category,
+/// then over 1–4 with containment and block length.
+pub fn markdown(results: &[ArmResult], conversations: &[Conversation]) -> String {
+    let turns: usize = conversations.iter().map(|c| c.turns.len()).sum();
+    let mut out = format!(
+        "LoCoMo: {} conversations, {turns} turns (one observation each), one store per conversation; \
+         questions of categories 1–4 with evidence, asked a day after the last session with both \
+         speakers as participants. Each cell: evidence recall / hit.\n\n",
+        conversations.len()
+    );
+    out.push_str("| Arm |");
+    for (_, name) in CATEGORIES {
+        let _ = write!(out, " {name} |");
+    }
+    out.push_str(" 1–4 | answer in block | lines | chars |\n|---|");
+    out.push_str(&"---|".repeat(CATEGORIES.len() + 4));
+    out.push('\n');
+    for r in results {
+        let _ = write!(out, "| {} |", r.label);
+        for t in &r.categories {
+            let _ = write!(
+                out,
+                " {:.3} / {:.3} |",
+                t.mean(t.recall),
+                t.mean(t.hits as f64)
+            );
+        }
+        let all = r.overall();
+        let _ = writeln!(
+            out,
+            " {:.3} / {:.3} | {:.3} | {:.2} | {:.0} |",
+            all.mean(all.recall),
+            all.mean(all.hits as f64),
+            all.mean(all.contains as f64),
+            all.mean(all.lines as f64),
+            all.mean(all.chars as f64),
+        );
+    }
+    let questions = results.first().map_or(0, |r| r.overall().questions);
+    let _ = writeln!(out, "\n{questions} questions per arm.");
+    out
+}
