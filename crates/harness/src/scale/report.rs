@@ -230,8 +230,9 @@ pub fn markdown(rows: &[Row], meta: &RunMeta) -> String {
              dense.\n\n",
         );
         out.push_str(&dense);
+        out.push('\n');
         for line in crossings(rows) {
-            let _ = writeln!(out, "\n- {line}");
+            let _ = writeln!(out, "- {line}");
         }
         out.push_str(
             "\nPaper, Appendix I (CPython, Apple M2): PFM crossed the MiniLM retriever near 20,000 \
