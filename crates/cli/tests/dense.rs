@@ -1,7 +1,8 @@
 //! The dense rankers over HTTP against the real binary: with `--models`, a
 //! paraphrase only MiniLM can match is found by `dense_validity` and
-//! `hybrid_validity` and missed by BM25, and the vectors come back after a
-//! restart; without `--models`, a dense request is a 503 that names the
+//! `hybrid_validity` and missed by BM25 — in a snapshot read (the request
+//! thread encodes), in fresh mode (the worker does) and from a registered
+//! context (encoded once) — and the vectors come back after a restart; without `--models`, a dense request is a 503 that names the
 //! fetch script. Needs `scripts/fetch-models` (the README's test command
 //! runs it first).
 
@@ -59,6 +60,53 @@ fn dense_rankers_over_http_find_a_paraphrase_and_survive_a_restart() {
             "{ranker}: {v}"
         );
     }
+    // Fresh mode: the worker encodes the query itself.
+    let (status, v) = c.call(
+        "POST",
+        "/v1/retrieve",
+        Some(json!({
+            "context": "which city does she reside in these days",
+            "ranker": "dense_validity",
+            "k": 1,
+            "at": "2026-01-01",
+            "mode": "fresh",
+            "omega_us": 9_000_000,
+            "deadline_ms": 10_000,
+        })),
+    );
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(v["source"], "fresh", "{v}");
+    assert!(v["block"].as_str().unwrap().contains("Lisbon"), "{v}");
+    // A context registered with a dense ranker is encoded once; the
+    // publisher and the workers re-rank it with that vector.
+    let (status, v) = c.call(
+        "POST",
+        "/v1/contexts",
+        Some(json!({
+            "context": "which city does she reside in these days",
+            "ranker": "hybrid_validity",
+            "k": 1,
+            "at": "2026-01-01",
+        })),
+    );
+    assert_eq!(status, 201, "{v}");
+    let id = v["id"].clone();
+    let (status, v) = c.call("POST", "/v1/retrieve", Some(json!({"context_id": id})));
+    assert_eq!(status, 200, "{v}");
+    assert!(v["block"].as_str().unwrap().contains("Lisbon"), "{v}");
+    c.observe(json!({"text": "The printer on floor two is broken.", "at": "2025-06-04"}));
+    let (status, v) = c.call(
+        "POST",
+        "/v1/retrieve",
+        Some(json!({"context_id": id, "mode": "fresh", "omega_us": 9_000_000, "deadline_ms": 10_000})),
+    );
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(
+        (v["source"].as_str(), v["store_seq"].as_u64()),
+        (Some("fresh"), Some(4)),
+        "{v}"
+    );
+    assert!(v["block"].as_str().unwrap().contains("Lisbon"), "{v}");
     let (status, v) = ask(&c, "dense_sideways");
     assert_eq!(
         (status, v["error"]["code"].as_str()),

@@ -24,6 +24,7 @@
 //!   under `--cfg loom`), so `loom-tests/` checks this crate's own code.
 
 pub mod construction;
+pub mod encode;
 pub mod handoff;
 pub mod metrics;
 pub mod pool;
@@ -46,6 +47,7 @@ use pfm::retrieve::Request;
 use pfm::time::WallTime;
 
 pub use construction::{Construction, ConstructionActor, ConstructionMsg, Touched};
+pub use encode::{EncoderFactory, QueryEncoder};
 pub use handoff::{Delivery, Waited, Waiter, completion};
 pub use metrics::{Metrics, Probe, Quantity, Summary};
 pub use pool::{Reply, RetrievalJob, Worker, WorkerPool};
@@ -158,6 +160,11 @@ pub struct ServeOptions {
     pub background: Background,
     /// The clock.
     pub clock: Clock,
+    /// Makes query encoder sessions for the dense and hybrid rankers (one
+    /// per worker and per requester, on first use); `None`: dense requests
+    /// are [`pfm::error::Error::DenseUnavailable`] unless they carry their
+    /// vector.
+    pub encoder: Option<EncoderFactory>,
 }
 
 impl std::fmt::Debug for ServeOptions {
@@ -171,6 +178,7 @@ impl std::fmt::Debug for ServeOptions {
             .field("max_contexts", &self.max_contexts)
             .field("prune_every", &self.prune_every)
             .field("background", &self.background)
+            .field("encoder", &self.encoder.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -190,6 +198,7 @@ impl Default for ServeOptions {
             prune_every: Some(Duration::from_secs(1)),
             background: Background::Idle,
             clock: wall_clock(),
+            encoder: None,
         }
     }
 }
@@ -237,6 +246,7 @@ pub struct Runtime {
     metrics: Arc<Metrics>,
     clock: Clock,
     hedge: Option<f64>,
+    encoder: Option<EncoderFactory>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -307,6 +317,7 @@ impl Runtime {
             &jobs_rx,
             &versions,
             &metrics,
+            options.encoder.clone(),
         )?;
         Ok(Runtime {
             tokio: Some(tokio),
@@ -320,6 +331,7 @@ impl Runtime {
             metrics,
             clock: options.clock,
             hedge: options.hedge,
+            encoder: options.encoder,
         })
     }
 
@@ -394,7 +406,11 @@ impl Runtime {
             .jobs
             .clone()
             .ok_or_else(|| Error::ShutDown("the worker pool has stopped".into()))?;
-        Ok(Requester::new(jobs, self.metrics.clone(), self.clock.clone()).with_hedge(self.hedge))
+        Ok(
+            Requester::new(jobs, self.metrics.clone(), self.clock.clone())
+                .with_hedge(self.hedge)
+                .with_encoder(self.encoder.clone()),
+        )
     }
 
     /// The newest published index version.

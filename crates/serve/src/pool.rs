@@ -6,6 +6,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::encode::{EncoderFactory, QueryEncoder};
 use super::handoff::Delivery;
 use super::metrics::{Counters, Metrics, Probe, Quantity};
 use crate::sync::queue::Receiver;
@@ -47,10 +48,11 @@ impl<T> Cancel for Delivery<T> {
     }
 }
 
-/// One worker's state: its scratch buffers and its probe.
+/// One worker's state: its scratch buffers, query encoder and probe.
 pub struct Worker {
     versions: Shared<Publication<IndexVersion>>,
     scratch: Scratch,
+    encoder: QueryEncoder,
     probe: Probe,
     metrics: Arc<Metrics>,
 }
@@ -61,14 +63,23 @@ impl Worker {
         Worker {
             versions,
             scratch: Scratch::default(),
+            encoder: QueryEncoder::new(None),
             probe: metrics.probe(),
             metrics,
         }
     }
 
+    /// Encodes dense and hybrid queries with sessions from `factory`.
+    pub fn with_encoder(mut self, factory: Option<EncoderFactory>) -> Self {
+        self.encoder = QueryEncoder::new(factory);
+        self
+    }
+
     /// Runs one job: drops it if its request already gave up; otherwise
-    /// retrieves from the newest version and delivers the reply, unless the
-    /// request gives up first (then the reply is dropped, never delivered).
+    /// encodes its query if a dense or hybrid ranker needs it (part of the
+    /// service time), retrieves from the newest version and delivers the
+    /// reply, unless the request gives up first (then the reply is dropped,
+    /// never delivered).
     pub fn serve(&mut self, job: RetrievalJob) {
         let started = Instant::now();
         if job.completion.is_cancelled() {
@@ -76,12 +87,14 @@ impl Worker {
             return;
         }
         let version = self.versions.load();
-        let block = retrieve_cancellable(
-            &version,
-            &job.request,
-            Some(&job.completion),
-            &mut self.scratch,
-        );
+        let block = self.encoder.vectorize(&job.request).and_then(|encoded| {
+            retrieve_cancellable(
+                &version,
+                encoded.as_ref().unwrap_or(&job.request),
+                Some(&job.completion),
+                &mut self.scratch,
+            )
+        });
         if matches!(block, Err(Error::Cancelled)) {
             self.cancelled(&job);
             return;
@@ -132,6 +145,7 @@ impl WorkerPool {
         jobs: &Receiver<RetrievalJob>,
         versions: &Shared<Publication<IndexVersion>>,
         metrics: &Arc<Metrics>,
+        encoder: Option<EncoderFactory>,
     ) -> Result<Self> {
         let cores = if pin {
             core_affinity::get_core_ids().unwrap_or_default()
@@ -140,7 +154,8 @@ impl WorkerPool {
         };
         let (pinned_tx, pinned_rx) = std::sync::mpsc::channel();
         for i in 0..workers {
-            let worker = Worker::new(versions.clone(), metrics.clone());
+            let worker =
+                Worker::new(versions.clone(), metrics.clone()).with_encoder(encoder.clone());
             let jobs = jobs.clone();
             let core = (!cores.is_empty()).then(|| cores[i % cores.len()]);
             let pinned_tx = pinned_tx.clone();

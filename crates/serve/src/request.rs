@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use super::Clock;
+use super::encode::{EncoderFactory, QueryEncoder};
 use super::handoff::{Delivery, Waited, Waiter, completion};
 use super::metrics::{Counters, Metrics, Probe, Quantity};
 use super::pool::{Reply, RetrievalJob};
@@ -99,6 +100,9 @@ pub struct Requester {
     /// After this fraction of `ω` without a reply, the job is also handed to
     /// a second worker (a hedge against a stalled one).
     hedge_after: Option<f64>,
+    /// Encodes dense queries answered on this thread (fallbacks, direct
+    /// reads).
+    encoder: QueryEncoder,
     _thread_bound: PhantomData<*const ()>,
 }
 
@@ -118,6 +122,7 @@ impl Requester {
             clock,
             spare: None,
             hedge_after: Some(DEFAULT_HEDGE),
+            encoder: QueryEncoder::new(None),
             _thread_bound: PhantomData,
         }
     }
@@ -126,6 +131,22 @@ impl Requester {
     pub fn with_hedge(mut self, fraction: Option<f64>) -> Self {
         self.hedge_after = fraction.filter(|f| *f > 0.0 && *f < 1.0);
         self
+    }
+
+    /// Encodes dense and hybrid queries answered on this thread with
+    /// sessions from `factory`.
+    pub fn with_encoder(mut self, factory: Option<EncoderFactory>) -> Self {
+        self.encoder = QueryEncoder::new(factory);
+        self
+    }
+
+    /// `request` with its query vector, encoded on this thread, when a
+    /// dense or hybrid ranker needs one and it carries none (`None`: use
+    /// `request` as it is). For reads this thread answers itself, and for
+    /// contexts registered with a dense ranker (encoded once, so the
+    /// publisher's retrievals reuse the vector).
+    pub fn vectorize(&mut self, request: &Request) -> Result<Option<Request>> {
+        self.encoder.vectorize(request)
     }
 
     /// Snapshot mode: one load of the context's published snapshot.
@@ -292,7 +313,8 @@ impl Requester {
             Fallback::Newest(versions) => {
                 let began = Instant::now();
                 let version = versions.load();
-                let block: Block = retrieve(&version, request)?;
+                let encoded = self.encoder.vectorize(request)?;
+                let block: Block = retrieve(&version, encoded.as_ref().unwrap_or(request))?;
                 Served {
                     block: Arc::new(block),
                     source,

@@ -596,3 +596,135 @@ fn a_snapshot_never_claims_a_commit_whose_change_it_has_not_examined() {
     );
     assert!(fresh.block.text.contains("10:45am"), "{}", fresh.block.text);
 }
+
+/// A stand-in encoder for the plumbing tests (the real model's are in
+/// `pfm-dense` and over HTTP): a bag of words hashed into 16 dimensions,
+/// so texts that share words get similar vectors.
+struct Words;
+
+impl pfm::vector::Encoder for Words {
+    fn dim(&self) -> usize {
+        16
+    }
+    fn encode(&mut self, texts: &[&str]) -> pfm::error::Result<Vec<Vec<f32>>> {
+        Ok(texts
+            .iter()
+            .map(|t| {
+                let mut v = [0.0f32; 16];
+                for w in t.split_whitespace() {
+                    let h = w
+                        .to_lowercase()
+                        .bytes()
+                        .fold(7u32, |h, b| h.wrapping_mul(31) ^ u32::from(b));
+                    v[h as usize % 16] += 1.0;
+                }
+                let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
+                v.iter().map(|x| x / norm).collect()
+            })
+            .collect())
+    }
+}
+
+fn dense_memory() -> Memory {
+    let mut m = memory();
+    m.set_encoder(Box::new(Words), false).unwrap();
+    m
+}
+
+/// A factory that counts the sessions it makes.
+fn counting_factory() -> (
+    pfm_serve::EncoderFactory,
+    Arc<std::sync::atomic::AtomicUsize>,
+) {
+    let made = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = made.clone();
+    let factory: pfm_serve::EncoderFactory = Arc::new(move || {
+        counter.fetch_add(1, Ordering::SeqCst);
+        Ok(Box::new(Words) as Box<dyn pfm::vector::Encoder>)
+    });
+    (factory, made)
+}
+
+fn dense_standup() -> Request {
+    // One line: the stand-in vectors must rank the standup above the printer.
+    standup(2)
+        .with_ranker(pfm::rank::Ranker::named("dense_validity").unwrap())
+        .with_k(1)
+}
+
+#[test]
+fn a_worker_encodes_a_dense_query_itself_and_keeps_its_session() {
+    let (factory, made) = counting_factory();
+    let runtime = Runtime::start(
+        dense_memory(),
+        ServeOptions {
+            encoder: Some(factory),
+            hedge: None,
+            ..options()
+        },
+    )
+    .unwrap();
+    let mut requester = runtime.requester().unwrap();
+    let newest = Fallback::Newest(runtime.publication());
+    for _ in 0..4 {
+        let served = requester
+            .fresh_request(Arc::new(dense_standup()), newest, Duration::from_secs(10))
+            .unwrap();
+        assert_eq!(served.source, Source::Fresh);
+        assert!(
+            served.block.text.contains("9:30am"),
+            "{}",
+            served.block.text
+        );
+    }
+    // One session per worker that served, made once; the requester made none.
+    let sessions = made.load(Ordering::SeqCst);
+    assert!((1..=2).contains(&sessions), "{sessions} sessions");
+}
+
+#[test]
+fn a_dense_fallback_is_encoded_on_the_calling_thread() {
+    let (factory, made) = counting_factory();
+    let construction = Construction::new(dense_memory(), wall_clock());
+    let (tx, _jobs) = queue::bounded(1);
+    let mut requester = Requester::new(tx, Arc::new(Metrics::default()), wall_clock())
+        .with_hedge(None)
+        .with_encoder(Some(factory));
+    let fallback = Fallback::Newest(construction.versions());
+    // Nobody serves the queue: the request falls back and encodes here.
+    let late = requester
+        .fresh_request(
+            Arc::new(dense_standup()),
+            fallback,
+            Duration::from_millis(5),
+        )
+        .unwrap();
+    assert_eq!(late.source, Source::FallbackTimedOut);
+    assert!(late.block.text.contains("9:30am"), "{}", late.block.text);
+    assert_eq!(made.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn a_dense_request_without_an_encoder_is_a_typed_error() {
+    let runtime = Runtime::start(dense_memory(), options()).unwrap();
+    let mut requester = runtime.requester().unwrap();
+    let newest = Fallback::Newest(runtime.publication());
+    let err = requester
+        .fresh_request(Arc::new(dense_standup()), newest, Duration::from_secs(10))
+        .unwrap_err();
+    assert!(matches!(err, Error::DenseUnavailable(_)), "{err}");
+    assert!(err.to_string().contains("scripts/fetch-models"), "{err}");
+    // A request that brings its vector needs no encoder.
+    let mut words = Words;
+    let v = pfm::vector::Encoder::encode(&mut words, &["the standup with Alex is at Alex Rivera"])
+        .unwrap();
+    let request = dense_standup().with_vector(Arc::new(pfm::vector::Vector::quantize(&v[0])));
+    let served = requester
+        .fresh_request(Arc::new(request), newest, Duration::from_secs(10))
+        .unwrap();
+    assert!(
+        served.block.text.contains("9:30am"),
+        "{}",
+        served.block.text
+    );
+}

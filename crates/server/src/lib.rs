@@ -121,8 +121,6 @@ pub struct AppState {
     pub pool: Arc<RequestPool>,
     /// Request limits.
     pub limits: Arc<Limits>,
-    /// The dense arm's files, if the server serves the dense rankers.
-    pub models: Option<pfm_dense::ModelDir>,
 }
 
 /// The router over a state.
@@ -161,7 +159,6 @@ pub fn run(options: ServerOptions, ready: impl FnOnce(SocketAddr)) -> Result<()>
         tenants: tenants.clone(),
         pool: pool.clone(),
         limits: Arc::new(options.limits.clone()),
-        models: options.tenant.models.clone(),
     };
     let io = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -31,8 +31,6 @@ pub struct Local {
     tenants: HashMap<String, (Requester, Probe)>,
     /// Scoring buffers for retrievals run on this thread.
     pub scratch: pfm::rank::Scratch,
-    /// This thread's MiniLM session, loaded on its first dense request.
-    encoder: Option<pfm_dense::MiniLm>,
 }
 
 /// A tenant's count of jobs in the pool.
@@ -63,37 +61,6 @@ impl Drop for Slot {
 }
 
 impl Local {
-    /// Embeds a dense or hybrid request's query on this thread (its own
-    /// session: encoding takes `&mut`, and no lock is shared). A lexical
-    /// request is left as it is.
-    pub fn embed_query(
-        &mut self,
-        models: Option<&pfm_dense::ModelDir>,
-        request: &mut pfm::retrieve::Request,
-    ) -> Result<()> {
-        use pfm::vector::Encoder;
-        if !request.ranker.needs_vector() {
-            return Ok(());
-        }
-        let models = models.ok_or_else(|| {
-            Error::DenseUnavailable(format!(
-                "this server was started without --models: run {} and restart with --models DIR",
-                pfm_dense::FETCH_SCRIPT
-            ))
-        })?;
-        if self.encoder.is_none() {
-            self.encoder = Some(pfm_dense::MiniLm::load(models, 1)?);
-        }
-        // Infallible: loaded above.
-        let encoder = self.encoder.as_mut().expect("loaded above");
-        let text = request
-            .ranker
-            .query_text(&request.context, &request.participants);
-        let v = encoder.encode(&[&text])?;
-        request.vector = Some(Arc::new(pfm::vector::Vector::quantize(&v[0])));
-        Ok(())
-    }
-
     /// This thread's requester and probe for a tenant.
     pub fn of(&mut self, tenant: &Tenant) -> Result<&mut (Requester, Probe)> {
         if !self.tenants.contains_key(&tenant.name) {

@@ -88,6 +88,17 @@ impl Tenant {
                 // would bring pruned edges back, so the server never prunes.
                 prune_every: None,
                 max_contexts: options.max_contexts,
+                encoder: options
+                    .models
+                    .clone()
+                    .map(|dir| -> pfm_serve::EncoderFactory {
+                        // One MiniLM session on one thread per worker and per
+                        // request thread that serves a dense request.
+                        Arc::new(move || {
+                            Ok(Box::new(pfm_dense::MiniLm::load(&dir, 1)?)
+                                as Box<dyn pfm::vector::Encoder>)
+                        })
+                    }),
                 ..ServeOptions::default()
             },
         )?);

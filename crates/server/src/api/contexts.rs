@@ -42,13 +42,18 @@ pub async fn register_context(
         ));
     }
     let follow_clock = body.at.is_none();
-    let request = body.request(&state.limits)?;
+    let mut request = body.request(&state.limits)?;
     if request.ranker.needs_vector() {
-        // The snapshot publisher re-ranks contexts without an encoder.
-        return Err(ApiError::bad_request(
-            "invalid_input",
-            "a registered context is ranked lexically: use a dense ranker in POST /v1/retrieve",
-        ));
+        // A context's text is fixed: it is encoded once, on a request
+        // thread, and the snapshot publisher's retrievals reuse the vector.
+        let job_tenant = tenant.clone();
+        request = state
+            .pool
+            .run_for(&tenant.in_flight, move |local| -> Result<_, ApiError> {
+                let encoded = local.of(&job_tenant)?.0.vectorize(&request)?;
+                Ok(encoded.unwrap_or(request))
+            })
+            .await??;
     }
     let handle = tenant.runtime.register(request, follow_clock)?;
     let out = ContextOut {

@@ -96,7 +96,8 @@ pub struct RetrieveIn {
     /// The retrieval arm (at most 32 bytes): `pfm` (default),
     /// `bm25_validity[_p]`, or, when the server runs with `--models`,
     /// `dense_validity` and `hybrid_validity` (MiniLM; the query is embedded
-    /// on the request thread). The server embeds fact text only, so the
+    /// by whoever retrieves: the worker in fresh mode, the request thread
+    /// for a snapshot read, once at registration for a context). The server embeds fact text only, so the
     /// dense `_p` arms answer 503 dense_unavailable; names without
     /// `_validity` read superseded facts, which this server does not index.
     #[serde(default)]
@@ -315,7 +316,6 @@ pub async fn retrieve_block(
     };
     let context_id = body.context_id;
     let job_tenant = tenant.clone();
-    let models = state.models.clone();
     let job = state.pool.run_for(
         &tenant.in_flight,
         move |local| -> Result<RetrieveOut, ApiError> {
@@ -324,10 +324,6 @@ pub async fn retrieve_block(
             if started >= until {
                 // It waited for a thread past its deadline: no work for it.
                 return Err(ApiError::deadline_exceeded(deadline));
-            }
-            let mut request = request;
-            if let Some(r) = &mut request {
-                local.embed_query(models.as_ref(), r)?;
             }
             // A direct read of the newest version, or of the as-of view,
             // is answered as a snapshot read (`as_of` names the latter).
@@ -360,6 +356,12 @@ pub async fn retrieve_block(
                 }
                 (None, Some(request), None) => match mode {
                     Mode::Snapshot => {
+                        // Answered on this thread, so encoded here too (a
+                        // fresh request's worker encodes its own).
+                        let request = match local.of(&tenant)?.0.vectorize(&request)? {
+                            Some(encoded) => encoded,
+                            None => request,
+                        };
                         let version = tenant.runtime.version();
                         let cancel = Until(until);
                         let block = retrieve_cancellable(
