@@ -38,7 +38,7 @@ pub async fn register_context(
     {
         return Err(ApiError::bad_request(
             "invalid_input",
-            "a context takes context, participants, at, k, budget, rules and disclose; mode, omega_us, deadline_ms go with each retrieve",
+            "a context takes context, participants, at, k, budget, rules, disclose, ranker and recency; mode, omega_us, deadline_ms go with each retrieve",
         ));
     }
     let follow_clock = body.at.is_none();
