@@ -222,3 +222,108 @@ fn rules_round_trip_through_json_and_bad_thresholds_are_errors() {
         assert!(m.retrieve(&req).is_err(), "{bad:?}");
     }
 }
+
+/// A two-person conversation as a transcript: each turn says who spoke,
+/// both speakers are participants.
+fn conversation() -> Memory {
+    let mut m = Memory::new(Config {
+        merge: MergeMode::Inline,
+        ..Config::default()
+    })
+    .unwrap();
+    for (i, text) in [
+        "Ana: I adopted a rescue dog named Pepper last week.",
+        "Ben: I ran a charity race for the animal shelter on Sunday.",
+        "Ben: After the race I realized how much I love running.",
+        "Ana: My sister is visiting from Lisbon in June.",
+        "Ben: The new bakery downtown sells great sourdough.",
+    ]
+    .iter()
+    .enumerate()
+    {
+        m.observe(Observation::new(*text, day(i as i64 + 1)).with_participants(["Ana", "Ben"]))
+            .unwrap();
+    }
+    m
+}
+
+fn asks(m: &Memory, question: &str, abstain: Abstain) -> bool {
+    let request = Request::new(question, day(9))
+        .with_participants(["Ana", "Ben"])
+        .with_rules(Rules {
+            identity: Identity::None,
+            abstain,
+        });
+    pfm::retrieve::retrieve(&m.version(), &request)
+        .unwrap()
+        .abstained
+}
+
+#[test]
+fn the_coverage_gate_abstains_when_the_event_is_the_other_speakers() {
+    let m = conversation();
+    // Ben ran the race; the question gives it to Ana.
+    assert!(asks(
+        &m,
+        "What did Ana realize after her charity race?",
+        Abstain::Auto
+    ));
+    // The same question about Ben is supported.
+    assert!(!asks(
+        &m,
+        "What did Ben realize after his charity race?",
+        Abstain::Auto
+    ));
+    // Without the gate the swapped question gets Ben's race as its answer.
+    let block = pfm::retrieve::retrieve(
+        &m.version(),
+        &Request::new("What did Ana realize after her charity race?", day(9))
+            .with_participants(["Ana", "Ben"]),
+    )
+    .unwrap();
+    assert!(
+        block.lines[..2].iter().all(|l| l.line.contains("race")),
+        "{}",
+        block.text
+    );
+}
+
+#[test]
+fn the_coverage_gate_answers_a_paraphrase_and_abstains_on_another_story() {
+    let m = conversation();
+    // A paraphrase that shares only the rare words still has support.
+    assert!(!asks(
+        &m,
+        "Which dog did Ana take home from the rescue?",
+        Abstain::Auto
+    ));
+    // A question from another conversation: nobody here named Zoe, nothing
+    // about a piano.
+    assert!(asks(
+        &m,
+        "When did Zoe start her piano lessons?",
+        Abstain::Auto
+    ));
+    // At coverage 0 only the person rule is left; at 1 every term must be in
+    // one fact.
+    assert!(!asks(
+        &m,
+        "Which dog did Ana take home from the rescue?",
+        Abstain::Coverage(0.0)
+    ));
+    assert!(asks(
+        &m,
+        "Which dog did Ana take home from the rescue?",
+        Abstain::Coverage(1.0)
+    ));
+    assert!(
+        Rules {
+            identity: Identity::None,
+            abstain: Abstain::Coverage(1.5)
+        }
+        .validate()
+        .is_err()
+    );
+    let auto: Rules = serde_json::from_str(r#"{"abstain": "auto"}"#).unwrap();
+    assert_eq!(auto.abstain, Abstain::Auto);
+}

@@ -3,8 +3,14 @@
 
 use super::identity::Resolution;
 use super::slot::requested_slot;
+use crate::index::IndexVersion;
 use crate::rank::Scored;
 use crate::text;
+
+/// The coverage gate's threshold for `"abstain": "auto"`: the largest on
+/// LoCoMo's curve (`eval/RESULTS.md`) that abstains on at most 5% of
+/// answerable questions.
+pub const DEFAULT_COVERAGE: f32 = 0.15;
 
 /// The slot gate: passes when the request asks for no slot the detector
 /// knows, or when one of the `retrieved` facts states the requested slot for
@@ -47,4 +53,83 @@ pub fn margin_passes(context: &str, shortlist: &[Scored], tau: f32) -> bool {
     let fact: Vec<&str> = text::content_tokens(&fact_norm).collect();
     let shared = terms.iter().filter(|t| fact.contains(t)).count();
     3 * shared >= terms.len()
+}
+
+/// The coverage gate: passes when one of the `selected` facts supports the
+/// request. A fact supports it when
+/// 1. it names one of the people the request names (`resolution`: known
+///    names, an ambiguous mention by any of its candidates), if the request
+///    names anyone — a fact that matches only with the person swapped
+///    ("what did Ana realize after her race?" against Ben's race) is not
+///    support; a name counts in the fact's entities or text, not in its
+///    participants (who were present is not who it is about); and
+/// 2. its text carries at least `tau` of the request's other content terms,
+///    each weighted by its idf in the active corpus's text field, so a word
+///    the store never saw (often the sign of a question about something
+///    else) weighs most and a common one least.
+///
+/// A request without content terms passes only if a fact names its person.
+pub fn coverage_passes(
+    version: &IndexVersion,
+    context: &str,
+    selected: &[Scored],
+    resolution: &Resolution,
+    tau: f32,
+) -> bool {
+    let names: Vec<&str> = resolution
+        .resolved
+        .iter()
+        .map(|n| &**n)
+        .chain(
+            resolution
+                .ambiguous
+                .iter()
+                .flat_map(|a| &a.outcomes)
+                .flat_map(|o| o.names.iter().map(|n| &**n)),
+        )
+        .collect();
+    let name_tokens: Vec<&str> = names.iter().flat_map(|n| text::tokens(n)).collect();
+    let norm = text::normalize(context);
+    let mut terms: Vec<&str> = text::content_tokens(&norm)
+        .filter(|t| !name_tokens.contains(t))
+        .collect();
+    terms.sort_unstable();
+    terms.dedup();
+    let corpus = &version.active;
+    let n = corpus.live_docs().max(1) as f64;
+    // Bit 0 of a field mask is the text field.
+    let idf = |t: &str| {
+        let df = f64::from(corpus.df(t, 1));
+        (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+    };
+    let weights: Vec<f64> = terms.iter().map(|t| idf(t)).collect();
+    let total: f64 = weights.iter().sum();
+    selected.iter().any(|s| {
+        let body = &s.body;
+        let fact_norm = text::normalize(&body.text);
+        let fact: Vec<&str> = text::tokens(&fact_norm).collect();
+        let named = names.is_empty()
+            || names.iter().any(|n| {
+                body.entities.iter().any(|e| &**e == *n)
+                    || contains_run(&fact, &text::tokens(n).collect::<Vec<_>>())
+            });
+        if !named {
+            return false;
+        }
+        if total <= 0.0 {
+            return !names.is_empty();
+        }
+        let shared: f64 = terms
+            .iter()
+            .zip(&weights)
+            .filter(|(t, _)| fact.contains(t))
+            .map(|(_, w)| w)
+            .sum();
+        shared / total >= f64::from(tau)
+    })
+}
+
+/// Whether `run` occurs as consecutive tokens of `tokens`.
+fn contains_run(tokens: &[&str], run: &[&str]) -> bool {
+    !run.is_empty() && tokens.windows(run.len()).any(|w| w == run)
 }

@@ -11,12 +11,12 @@
 //! 1. identity ([`Identity`]): keep the argmax entity of Eq. (2), keep only
 //!    facts told by the interlocutor, or cut facts far below the top score;
 //! 2. abstention ([`Abstain`]): the margin gate looks at the filtered
-//!    shortlist, the slot gate at the selected block; a failed gate returns
-//!    an empty block marked `abstained`.
+//!    shortlist, the slot and coverage gates at the selected block; a failed
+//!    gate returns an empty block marked `abstained`.
 //!
 //! - [`slot`]: the slot detector (noun, or trailing cue for shared nouns);
 //! - [`identity`]: mentions, alias pooling and the posterior of Eq. (2);
-//! - [`gate`]: the slot and margin gates.
+//! - [`gate`]: the slot, margin and coverage gates.
 
 pub mod gate;
 pub mod identity;
@@ -66,6 +66,13 @@ pub enum Abstain {
     /// mean and shares a third of the request's content terms (τ ∈ {1.5, 2,
     /// 3, 5} in the paper).
     Margin(f32),
+    /// Unless a selected fact supports the request (see
+    /// [`gate::coverage_passes`]): it names one of the people the request
+    /// names, if it names any, and carries at least this idf-weighted share
+    /// of the request's other content terms. Needs no schema.
+    Coverage(f32),
+    /// [`Abstain::Coverage`] at [`gate::DEFAULT_COVERAGE`].
+    Auto,
 }
 
 /// The serving-time rules of one request. JSON: `{"identity": "posterior",
@@ -103,13 +110,20 @@ impl Rules {
             Abstain::Margin(tau) if !(tau >= 0.0 && tau.is_finite()) => Err(Error::InvalidConfig(
                 format!("rules.abstain.margin must be a finite number >= 0, got {tau}"),
             )),
+            Abstain::Coverage(tau) if !(0.0..=1.0).contains(&tau) => Err(Error::InvalidConfig(
+                format!("rules.abstain.coverage must be in [0, 1], got {tau}"),
+            )),
             _ => Ok(()),
         }
     }
 
     /// Whether a rule needs the request's entity resolution.
     fn needs_resolution(&self) -> bool {
-        self.identity == Identity::Posterior || matches!(self.abstain, Abstain::Slot(_))
+        self.identity == Identity::Posterior
+            || matches!(
+                self.abstain,
+                Abstain::Slot(_) | Abstain::Coverage(_) | Abstain::Auto
+            )
     }
 }
 
@@ -152,9 +166,22 @@ pub fn select(
     });
     // Selection takes a prefix of the list (it stops at the first line that
     // does not fit), so the selected facts are its first `lines.len()`.
-    if let Abstain::Slot(tau) = rules.abstain
-        && !gate::slot_passes(query.context, &list[..block.lines.len()], &resolution, tau)
-    {
+    let selected = &list[..block.lines.len()];
+    let passes = match rules.abstain {
+        Abstain::Slot(tau) => gate::slot_passes(query.context, selected, &resolution, tau),
+        Abstain::Coverage(tau) => {
+            gate::coverage_passes(version, query.context, selected, &resolution, tau)
+        }
+        Abstain::Auto => gate::coverage_passes(
+            version,
+            query.context,
+            selected,
+            &resolution,
+            gate::DEFAULT_COVERAGE,
+        ),
+        Abstain::None | Abstain::Margin(_) => true,
+    };
+    if !passes {
         return Block::abstained();
     }
     block

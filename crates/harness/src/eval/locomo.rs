@@ -33,6 +33,7 @@ use pfm::fact::FactId;
 use pfm::memory::{Memory, Observation};
 use pfm::rank::{Ranker, Recency};
 use pfm::retrieve::{Request, retrieve};
+use pfm::rules::{Abstain, Identity, Rules};
 use pfm::time::WallTime;
 use pfm::vector::{Encoder, Vector};
 use pfm_dense::MiniLm;
@@ -49,9 +50,11 @@ pub fn study(path: &Path) -> Result<String> {
         ))
     })?;
     let results = run(&conversations, &default_arms()?, &Config::default())?;
+    let gates = abstention(&conversations, &default_gates(), &Config::default())?;
     Ok(format!(
-        "\n## LoCoMo — evidence recall on real conversations\n\n{}",
-        markdown(&results, &conversations)
+        "\n## LoCoMo — evidence recall on real conversations\n\n{}\n### Abstention without a schema\n\n{}",
+        markdown(&results, &conversations),
+        abstention_markdown(&gates)
     ))
 }
 
@@ -512,5 +515,122 @@ pub fn markdown(results: &[ArmResult], conversations: &[Conversation]) -> String
     }
     let questions = results.first().map_or(0, |r| r.overall().questions);
     let _ = writeln!(out, "\n{questions} questions per arm.");
+    out
+}
+
+/// One abstention gate's rates over the three question sets.
+#[derive(Clone, Debug)]
+pub struct GateRates {
+    /// The gate, as the table names it.
+    pub label: String,
+    /// Abstentions on answerable questions (categories 1–4), and their count.
+    pub answerable: (usize, usize),
+    /// On adversarial questions (category 5: the event is the other
+    /// speaker's), and their count.
+    pub adversarial: (usize, usize),
+    /// On the other nine conversations' answerable questions (the paper's
+    /// cross-conversation protocol), and their count.
+    pub cross: (usize, usize),
+}
+
+/// The gates of the abstention table: the coverage gate over its
+/// threshold, `auto`, and the paper's margin gate.
+pub fn default_gates() -> Vec<(String, Abstain)> {
+    let mut gates: Vec<(String, Abstain)> = [0.1f32, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.8]
+        .iter()
+        .map(|t| (format!("coverage {t}"), Abstain::Coverage(*t)))
+        .collect();
+    gates.push(("auto (coverage default)".into(), Abstain::Auto));
+    for t in [1.5f32, 5.0] {
+        gates.push((format!("margin {t} (the paper's)"), Abstain::Margin(t)));
+    }
+    gates
+}
+
+/// Asks each store its own answerable and adversarial questions and every
+/// other conversation's answerable ones under each gate (pfm at the
+/// defaults otherwise) and counts the abstentions.
+pub fn abstention(
+    conversations: &[Conversation],
+    gates: &[(String, Abstain)],
+    config: &Config,
+) -> Result<Vec<GateRates>> {
+    let mut rates: Vec<GateRates> = gates
+        .iter()
+        .map(|(label, _)| GateRates {
+            label: label.clone(),
+            answerable: (0, 0),
+            adversarial: (0, 0),
+            cross: (0, 0),
+        })
+        .collect();
+    let answerable = |q: &&Question| (1..=4).contains(&q.category) && !q.evidence.is_empty();
+    for (i, c) in conversations.iter().enumerate() {
+        let store = build(c, config.clone(), None)?;
+        let version = store.memory.version();
+        let at = c.asked_at();
+        let own = c.questions.iter();
+        let others = conversations
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| *j != i)
+            .flat_map(|(_, o)| o.questions.iter().filter(answerable));
+        let sets = own
+            .filter_map(|q| match q.category {
+                5 => Some((q, 1)),
+                _ if answerable(&q) => Some((q, 0)),
+                _ => None,
+            })
+            .chain(others.map(|q| (q, 2)));
+        for (q, set) in sets {
+            for ((_, gate), r) in gates.iter().zip(rates.iter_mut()) {
+                let request = Request::new(q.text.clone(), at)
+                    .with_participants(c.speakers.clone())
+                    .with_rules(Rules {
+                        identity: Identity::None,
+                        abstain: *gate,
+                    });
+                let abstained = retrieve(&version, &request)?.abstained;
+                let tally = match set {
+                    0 => &mut r.answerable,
+                    1 => &mut r.adversarial,
+                    _ => &mut r.cross,
+                };
+                tally.0 += usize::from(abstained);
+                tally.1 += 1;
+            }
+        }
+    }
+    Ok(rates)
+}
+
+/// The abstention table.
+pub fn abstention_markdown(rates: &[GateRates]) -> String {
+    let share = |(a, n): (usize, usize)| a as f64 / n.max(1) as f64;
+    let mut out = String::from(
+        "Share of requests that get an empty block, per gate (pfm at the defaults). Unanswerable: \
+         LoCoMo's adversarial questions (the event is the other speaker's) and the other nine \
+         conversations' questions asked of each store. Target: at least 0.50 on unanswerable \
+         requests and at most 0.05 on answerable ones; the paper's margin gate abstained on 95.0% \
+         of unanswerable and 73.9% of answerable requests.\n\n\
+         | Gate | answerable (1–4) ↓ | adversarial (5) ↑ | other conversations ↑ |\n|---|---|---|---|\n",
+    );
+    for r in rates {
+        let _ = writeln!(
+            out,
+            "| {} | {:.3} | {:.3} | {:.3} |",
+            r.label,
+            share(r.answerable),
+            share(r.adversarial),
+            share(r.cross)
+        );
+    }
+    if let Some(r) = rates.first() {
+        let _ = writeln!(
+            out,
+            "\n{} answerable, {} adversarial and {} cross-conversation requests.",
+            r.answerable.1, r.adversarial.1, r.cross.1
+        );
+    }
     out
 }

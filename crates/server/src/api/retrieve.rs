@@ -82,7 +82,8 @@ pub struct RetrieveIn {
     #[serde(default)]
     pub as_of: Option<AsOfArg>,
     /// Identity and abstention rules, e.g. `{"identity": "posterior",
-    /// "abstain": {"slot": 0.5}}`.
+    /// "abstain": {"slot": 0.5}}` or `{"abstain": "auto"}` (the schema-free
+    /// coverage gate).
     #[serde(default)]
     #[schema(value_type = Object)]
     pub rules: Option<Value>,
