@@ -327,3 +327,49 @@ fn the_coverage_gate_answers_a_paraphrase_and_abstains_on_another_story() {
     let auto: Rules = serde_json::from_str(r#"{"abstain": "auto"}"#).unwrap();
     assert_eq!(auto.abstain, Abstain::Auto);
 }
+
+#[test]
+fn the_company_rule_tells_two_johns_apart_by_who_they_talked_to() {
+    let mut m = Memory::new(Config {
+        merge: MergeMode::Inline,
+        ..Config::default()
+    })
+    .unwrap();
+    for (text, company, d) in [
+        ("John: My dog is called Rex.", ["John", "Maria"], 1),
+        ("John: My dog is called Biscuit.", ["John", "Tim"], 2),
+        (
+            "Maria: Tim's sister adopted a dog too.",
+            ["John", "Maria"],
+            3,
+        ),
+    ] {
+        m.observe(Observation::new(text, day(d)).with_participants(company))
+            .unwrap();
+    }
+    let ask = |identity| {
+        pfm::retrieve::retrieve(
+            &m.version(),
+            &Request::new("what is John's dog called", day(9))
+                .with_participants(["John", "Maria"])
+                .with_rules(rules(identity, Abstain::None)),
+        )
+        .unwrap()
+        .text
+    };
+    // Any shared participant is not enough: both Johns share "John".
+    let filter = ask(Identity::ParticipantFilter);
+    assert!(
+        filter.contains("Rex") && filter.contains("Biscuit"),
+        "{filter}"
+    );
+    // The whole company is: Maria's John, and a third-party fact said to them.
+    let company = ask(Identity::Company);
+    assert!(
+        company.contains("Rex") && !company.contains("Biscuit"),
+        "{company}"
+    );
+    assert!(company.contains("Tim's sister"), "{company}");
+    let json: Rules = serde_json::from_str(r#"{"identity": "company"}"#).unwrap();
+    assert_eq!(json.identity, Identity::Company);
+}

@@ -48,6 +48,12 @@ pub enum Identity {
     /// Only facts whose source observation had one of the request's
     /// participants (the hard participant filter).
     ParticipantFilter,
+    /// Only facts whose source observation had every one of the request's
+    /// participants: identity by provenance, a person being their name in a
+    /// conversation with these people. Two speakers called John in
+    /// conversations with different company are two people; a fact from the
+    /// same company about a third party is kept. No participants: no filter.
+    Company,
     /// Only facts scoring at least this fraction of the top score, in (0, 1].
     Cutoff(f32),
 }
@@ -149,6 +155,13 @@ pub fn select(
         Identity::ParticipantFilter => {
             let p: Vec<String> = query.participants.iter().map(|p| name_key(p)).collect();
             list.retain(|s| s.body.participant_keys().any(|k| p.contains(&k)));
+        }
+        Identity::Company => {
+            let p: Vec<String> = query.participants.iter().map(|p| name_key(p)).collect();
+            list.retain(|s| {
+                let had: Vec<String> = s.body.participant_keys().collect();
+                p.iter().all(|k| had.contains(k))
+            });
         }
         Identity::Cutoff(x) => {
             if let Some(top) = list.first().map(|s| s.score) {

@@ -51,10 +51,22 @@ pub fn study(path: &Path) -> Result<String> {
     })?;
     let results = run(&conversations, &default_arms()?, &Config::default())?;
     let gates = abstention(&conversations, &default_gates(), &Config::default())?;
+    let identities = [true, false]
+        .into_iter()
+        .map(|named| {
+            identity(
+                &conversations,
+                &default_identities(),
+                &Config::default(),
+                named,
+            )
+        })
+        .collect::<Result<Vec<_>>>()?;
     Ok(format!(
-        "\n## LoCoMo — evidence recall on real conversations\n\n{}\n### Abstention without a schema\n\n{}",
+        "\n## LoCoMo — evidence recall on real conversations\n\n{}\n### Abstention without a schema\n\n{}\n### Identity by provenance: all ten conversations in one store\n\n{}",
         markdown(&results, &conversations),
-        abstention_markdown(&gates)
+        abstention_markdown(&gates),
+        identity_markdown(&identities[0], &identities[1])
     ))
 }
 
@@ -89,6 +101,8 @@ pub struct Turn {
     pub dia_id: String,
     /// The observation text (see the module docs).
     pub text: String,
+    /// The turn as said: without the speaker's name (or the photo).
+    pub said: String,
     /// When it was said.
     pub at: WallTime,
 }
@@ -148,13 +162,15 @@ fn conversation(path: &Path, record: &Value) -> Result<Conversation> {
         let date = str_of(c, &format!("session_{n}_date_time"))?;
         let start = WallTime::parse(&date)?;
         for (i, t) in session.iter().enumerate() {
-            let mut text = format!("{}: {}", str_of(t, "speaker")?, str_of(t, "text")?);
+            let said = str_of(t, "text")?;
+            let mut text = format!("{}: {said}", str_of(t, "speaker")?);
             if let Some(caption) = t.get("blip_caption").and_then(Value::as_str) {
                 let _ = write!(text, " [shares a photo: {caption}]");
             }
             turns.push(Turn {
                 dia_id: str_of(t, "dia_id")?,
                 text,
+                said,
                 at: WallTime::from_millis(start.millis() + 1_000 * i as i64),
             });
         }
@@ -630,6 +646,191 @@ pub fn abstention_markdown(rates: &[GateRates]) -> String {
             out,
             "\n{} answerable, {} adversarial and {} cross-conversation requests.",
             r.answerable.1, r.adversarial.1, r.cross.1
+        );
+    }
+    out
+}
+
+/// One identity rule's outcome on the merged store.
+#[derive(Clone, Debug, Default)]
+pub struct IdentityRow {
+    /// The rule, as the table names it.
+    pub label: String,
+    /// Its own conversation's evidence over the answerable questions.
+    pub tally: Tally,
+    /// Block lines from another conversation.
+    pub off_conversation: usize,
+    /// Requests from a conversation whose speaker shares a name with a
+    /// speaker of another conversation.
+    pub name_sharing: usize,
+    /// Of those, the ones whose block holds a line from such a conversation.
+    pub exposed: usize,
+}
+
+/// The identity rules of the table.
+pub fn default_identities() -> Vec<(String, Identity)> {
+    vec![
+        ("none".into(), Identity::None),
+        ("posterior (Eq. 2)".into(), Identity::Posterior),
+        ("participant filter".into(), Identity::ParticipantFilter),
+        (
+            "company (every participant present)".into(),
+            Identity::Company,
+        ),
+    ]
+}
+
+/// The paper's Table 17 protocol: every conversation in one store (each
+/// turn with its conversation's speakers as participants), every
+/// answerable question asked with its conversation's speakers, under each
+/// identity rule. A line is off-conversation when its turn is from another
+/// conversation; a request is exposed when such a line comes from a
+/// conversation with a speaker of the same name as one of its own. With
+/// `named`, turns are stored as elsewhere in the study (`"Ana: …"`);
+/// without, as said, so only the participants carry who spoke.
+pub fn identity(
+    conversations: &[Conversation],
+    rules: &[(String, Identity)],
+    config: &Config,
+    named: bool,
+) -> Result<Vec<IdentityRow>> {
+    let mut memory = Memory::new(config.clone())?;
+    // Per fact, the (conversation, turn) pairs it holds.
+    let mut origin: HashMap<FactId, Vec<(usize, &str)>> = HashMap::new();
+    for (ci, c) in conversations.iter().enumerate() {
+        for chunk in c.turns.chunks(64) {
+            let observations = chunk
+                .iter()
+                .map(|t| {
+                    let text = if named { &t.text } else { &t.said };
+                    Observation::new(text.clone(), t.at).with_participants(c.speakers.clone())
+                })
+                .collect();
+            for (t, r) in chunk.iter().zip(memory.observe_batch(observations)?) {
+                origin
+                    .entry(r.outcome.fact())
+                    .or_default()
+                    .push((ci, t.dia_id.as_str()));
+            }
+        }
+    }
+    memory.wait_for_merges();
+    let version = memory.version();
+    let at = conversations
+        .iter()
+        .map(Conversation::asked_at)
+        .max()
+        .unwrap_or(WallTime::EPOCH);
+    let first = |s: &str| s.split_whitespace().next().unwrap_or("").to_lowercase();
+    // Per conversation, the other conversations with a same-named speaker.
+    let namesakes: Vec<Vec<usize>> = conversations
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            conversations
+                .iter()
+                .enumerate()
+                .filter(|(j, o)| {
+                    *j != i
+                        && o.speakers
+                            .iter()
+                            .any(|a| c.speakers.iter().any(|b| first(a) == first(b)))
+                })
+                .map(|(j, _)| j)
+                .collect()
+        })
+        .collect();
+    let mut rows: Vec<IdentityRow> = rules
+        .iter()
+        .map(|(label, _)| IdentityRow {
+            label: label.clone(),
+            ..IdentityRow::default()
+        })
+        .collect();
+    for (ci, c) in conversations.iter().enumerate() {
+        for q in c
+            .questions
+            .iter()
+            .filter(|q| (1..=4).contains(&q.category) && !q.evidence.is_empty())
+        {
+            for ((_, rule), row) in rules.iter().zip(rows.iter_mut()) {
+                let request = Request::new(q.text.clone(), at)
+                    .with_participants(c.speakers.clone())
+                    .with_rules(Rules {
+                        identity: *rule,
+                        abstain: Abstain::None,
+                    });
+                let block = retrieve(&version, &request)?;
+                let turns: Vec<(usize, &str)> = block
+                    .lines
+                    .iter()
+                    .filter_map(|l| origin.get(&l.fact))
+                    .flatten()
+                    .copied()
+                    .collect();
+                let found = q
+                    .evidence
+                    .iter()
+                    .filter(|e| turns.contains(&(ci, e.as_str())))
+                    .count();
+                let t = &mut row.tally;
+                t.questions += 1;
+                t.recall += found as f64 / q.evidence.len() as f64;
+                t.hits += usize::from(found > 0);
+                t.lines += block.lines.len();
+                row.off_conversation += block
+                    .lines
+                    .iter()
+                    .filter(|l| {
+                        origin
+                            .get(&l.fact)
+                            .is_some_and(|o| o.iter().all(|(cj, _)| *cj != ci))
+                    })
+                    .count();
+                if !namesakes[ci].is_empty() {
+                    row.name_sharing += 1;
+                    row.exposed +=
+                        usize::from(turns.iter().any(|(cj, _)| namesakes[ci].contains(cj)));
+                }
+            }
+        }
+    }
+    Ok(rows)
+}
+
+/// The identity table: turns stored with the speaker's name, then as said.
+pub fn identity_markdown(named: &[IdentityRow], said: &[IdentityRow]) -> String {
+    let mut out = String::from(
+        "One store of every conversation; each answerable question asked with its own \
+         conversation's speakers as participants. Name-sharing exposure: share of requests from a \
+         conversation with a speaker whose first name another conversation's speaker shares (the \
+         Johns of conv-41, -43 and -47) whose block holds a line from such a conversation. \
+         Off-conversation: share of block lines from another conversation. Recall / hit: the \
+         request's own evidence. Paper (Table 17): name-sharing exposure 0.543, with the participant \
+         filter 0.301. Target: below 0.10 with no loss of recall.\n\n\
+         | Turns stored | Rule | name-sharing exposure ↓ | off-conversation lines ↓ | recall / hit (1–4) |\n|---|---|---|---|---|\n",
+    );
+    let rows = named
+        .iter()
+        .map(|r| ("\"Ana: …\"", r))
+        .chain(said.iter().map(|r| ("as said", r)));
+    for (stored, r) in rows {
+        let t = &r.tally;
+        let _ = writeln!(
+            out,
+            "| {stored} | {} | {:.3} | {:.3} | {:.3} / {:.3} |",
+            r.label,
+            r.exposed as f64 / r.name_sharing.max(1) as f64,
+            r.off_conversation as f64 / t.lines.max(1) as f64,
+            t.mean(t.recall),
+            t.mean(t.hits as f64),
+        );
+    }
+    if let Some(r) = named.first() {
+        let _ = writeln!(
+            out,
+            "\n{} requests per row, {} of them from a conversation with a namesake elsewhere.",
+            r.tally.questions, r.name_sharing
         );
     }
     out
