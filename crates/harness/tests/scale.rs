@@ -80,35 +80,42 @@ fn generated_and_file_corpora_give_the_same_blocks() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-#[test]
-fn the_run_folder_holds_csv_markdown_rows_and_plot() {
-    let rows: Vec<scale::Row> = [
-        (200, Vocabulary::Wide),
-        (400, Vocabulary::Wide),
-        (200, Vocabulary::Narrow),
-    ]
-    .into_iter()
-    .map(|(n, vocabulary)| {
-        scale::measure(
-            Corpus::Synthetic {
+/// One measured row per (size, vocabulary) of the seed-7 corpus.
+fn synthetic_rows(specs: &[(u64, Vocabulary)], dense: bool) -> Vec<scale::Row> {
+    specs
+        .iter()
+        .map(|&(n, vocabulary)| {
+            let corpus = Corpus::Synthetic {
                 n,
                 seed: 7,
                 vocabulary,
-            },
-            &NoProbe,
-            None,
-            false,
-        )
-        .unwrap()
-    })
-    .collect();
-    let dir = temp_dir("run");
-    let meta = report::RunMeta {
-        command: "pfm scale --sizes 200,400".into(),
+            };
+            scale::measure(corpus, &NoProbe, None, dense).unwrap()
+        })
+        .collect()
+}
+
+fn meta(command: &str) -> report::RunMeta {
+    report::RunMeta {
+        command: command.into(),
         revision: "test".into(),
         machine: "test".into(),
         date: "2026-11-30 00:00 UTC".into(),
-    };
+    }
+}
+
+#[test]
+fn the_run_folder_holds_csv_markdown_rows_and_plot() {
+    let rows = synthetic_rows(
+        &[
+            (200, Vocabulary::Wide),
+            (400, Vocabulary::Wide),
+            (200, Vocabulary::Narrow),
+        ],
+        false,
+    );
+    let dir = temp_dir("run");
+    let meta = meta("pfm scale --sizes 200,400");
     report::write_run(&dir, &rows, &meta).unwrap();
     let csv = std::fs::read_to_string(dir.join("results.csv")).unwrap();
     assert_eq!(csv.lines().count(), 1 + rows.len());
@@ -132,22 +139,7 @@ fn the_run_folder_holds_csv_markdown_rows_and_plot() {
 /// the crossover table and plot.
 #[test]
 fn dense_rows_time_the_minilm_retriever_on_the_same_store() {
-    let rows: Vec<scale::Row> = [(150, Vocabulary::Wide), (300, Vocabulary::Wide)]
-        .into_iter()
-        .map(|(n, vocabulary)| {
-            scale::measure(
-                Corpus::Synthetic {
-                    n,
-                    seed: 7,
-                    vocabulary,
-                },
-                &NoProbe,
-                None,
-                true,
-            )
-            .unwrap()
-        })
-        .collect();
+    let rows = synthetic_rows(&[(150, Vocabulary::Wide), (300, Vocabulary::Wide)], true);
     for row in &rows {
         let d = row.dense.as_ref().expect("a dense row");
         assert_eq!(d.embedded as u64, row.n.min(scale::dense::EMBEDDED as u64));
@@ -162,12 +154,7 @@ fn dense_rows_time_the_minilm_retriever_on_the_same_store() {
         assert!(row.block_lines_total > 0 && row.p50_us > 0.0);
     }
     let dir = temp_dir("dense");
-    let meta = report::RunMeta {
-        command: "pfm scale --dense".into(),
-        revision: "test".into(),
-        machine: "test".into(),
-        date: "2026-12-02 00:00 UTC".into(),
-    };
+    let meta = meta("pfm scale --dense");
     report::write_run(&dir, &rows, &meta).unwrap();
     let md = std::fs::read_to_string(dir.join("results.md")).unwrap();
     assert!(md.contains("int8 recall@10") && md.contains("wide: "));
