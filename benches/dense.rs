@@ -79,11 +79,10 @@ fn store() -> (Memory, Vec<String>) {
     }
     memory.wait_for_merges();
     let texts = facts.iter().take(320).map(|f| f.text.clone()).collect();
-    let v = memory.vectors().expect("attached");
+    let (embedded, bytes) = memory.vector_footprint();
     eprintln!(
-        "vectors: {} facts, {:.0} bytes a fact (int8 text vectors, Vector's inline size included)",
-        v.len(),
-        v.bytes() as f64 / v.len() as f64
+        "vectors: {embedded} facts, {:.0} bytes a fact (int8 text rows and scales, the only copy)",
+        bytes as f64 / embedded.max(1) as f64
     );
     (memory, texts)
 }

@@ -269,13 +269,39 @@ impl Memory {
                 h.add(doc);
             }
         }
+        if let Some(v) = &mut self.vectors {
+            v.clear_recent();
+        }
         self.publish(self.ledger.seq());
         Ok(())
     }
 
-    /// The attached encoder's vectors (`None`: no encoder).
+    /// The attached encoder's store (`None`: no encoder).
     pub fn vectors(&self) -> Option<&VectorStore> {
         self.vectors.as_ref()
+    }
+
+    /// Active facts whose index documents carry vectors, and the bytes of
+    /// every segment's scan rows (active and history index): the store's
+    /// whole vector memory, since the rows are the only copy.
+    pub fn vector_footprint(&self) -> (usize, usize) {
+        let corpora = [
+            Some(self.active.corpus()),
+            self.history.as_ref().map(|h| h.corpus()),
+        ];
+        let bytes = corpora
+            .iter()
+            .flatten()
+            .flat_map(|c| c.views())
+            .map(|v| v.segment.matrix().bytes())
+            .sum();
+        let embedded = self
+            .active
+            .corpus()
+            .live()
+            .filter(|(v, d)| v.segment.matrix().has(*d))
+            .count();
+        (embedded, bytes)
     }
 
     /// A store rebuilt from its durable facts (see [`Ledger::restore`]):
@@ -525,7 +551,7 @@ impl Memory {
         if commit.changes.is_empty() {
             return;
         }
-        self.embed_recorded(commit);
+        self.embed_changes(commit);
         let half_life = self.config.graph.edge_half_life_days;
         for change in &commit.changes {
             match change {
@@ -589,35 +615,63 @@ impl Memory {
                 }
             }
         }
+        if let Some(v) = &mut self.vectors {
+            v.clear_recent();
+        }
         self.publish(commit.seq);
     }
 
-    /// Embeds the facts a commit retained, in one encoder call. The commit
+    /// Embeds, in one encoder call, the facts a commit retained and those it
+    /// activates whose rows the index no longer holds (a fact superseded
+    /// long ago and reinstated, after a merge dropped its row). The commit
     /// is already made, so an encoder failure cannot refuse it: those facts
     /// stay lexical-only and [`VectorStore::missed`] counts them.
-    fn embed_recorded(&mut self, commit: &Commit) {
-        let Some(store) = &mut self.vectors else {
+    fn embed_changes(&mut self, commit: &Commit) {
+        if self.vectors.is_none() {
             return;
-        };
-        let bodies: Vec<&FactBody> = commit
+        }
+        let mut ids: Vec<FactId> = commit
             .changes
             .iter()
             .filter_map(|c| match c {
-                Change::Recorded(id) => self.ledger.get(*id).map(|f| &*f.body),
+                Change::Recorded(id) => Some(*id),
+                Change::Activated(id) if self.indexed_vectors(*id).is_none() => Some(*id),
                 _ => None,
             })
             .collect();
-        // A failure is counted in `missed`, which the server reports.
-        store.embed(&bodies).ok();
+        // A new fact is recorded and activated in one commit: embed it once.
+        ids.sort_unstable();
+        ids.dedup();
+        let bodies: Vec<&FactBody> = ids
+            .iter()
+            .filter_map(|id| self.ledger.get(*id).map(|f| &*f.body))
+            .collect();
+        if let Some(store) = &mut self.vectors {
+            // A failure is counted in `missed`, which the server reports.
+            store.embed(&bodies).ok();
+        }
+    }
+
+    /// A fact's vectors as the indexes hold them (their rows are the only
+    /// copy once a fact is listed).
+    fn indexed_vectors(&self, id: FactId) -> Option<crate::vector::SharedVectors> {
+        self.active
+            .vectors_of(id)
+            .or_else(|| self.history.as_ref().and_then(|h| h.vectors_of(id)))
     }
 
     /// The index document of a fact a commit just retained or updated,
-    /// with its vectors if any.
+    /// with its vectors if any: made for this commit, or copied from the
+    /// index.
     fn doc(&self, id: FactId, nodes: Vec<NodeId>) -> DocInput {
         // Infallible: changes name facts the ledger retains.
         let fact = self.ledger.get(id).expect("changes name retained facts");
+        let vectors = self
+            .vectors
+            .as_ref()
+            .and_then(|v| v.get(id).or_else(|| self.indexed_vectors(id)));
         DocInput {
-            vectors: self.vectors.as_ref().and_then(|v| v.get(id)),
+            vectors,
             ..DocInput::of(fact, nodes.into())
         }
     }

@@ -44,6 +44,15 @@ impl Vector {
         }
     }
 
+    /// A vector from its scale and components, as [`Vector::scale`] and
+    /// [`Vector::data`] give them.
+    pub fn from_parts(scale: f32, data: &[i8]) -> Vector {
+        Vector {
+            scale,
+            data: data.into(),
+        }
+    }
+
     /// Number of dimensions.
     pub fn dim(&self) -> usize {
         self.data.len()
@@ -151,8 +160,9 @@ pub struct DocVectors {
     pub with_participants: Option<Vector>,
 }
 
-/// Shared vectors of a fact: one allocation, referenced by every segment
-/// that lists the fact.
+/// A fact's vectors on their way into a segment (a segment copies them into
+/// its [`Matrix`](crate::index::segment::Matrix) rows; the rows are then
+/// the only copy).
 pub type SharedVectors = Arc<DocVectors>;
 
 /// A text encoder: sentences in, one vector per sentence out, all of
@@ -166,12 +176,17 @@ pub trait Encoder: Send + Sync {
     fn encode(&mut self, texts: &[&str]) -> Result<Vec<Vec<f32>>>;
 }
 
-/// A store's encoder and the vectors it made: one entry per retained fact
-/// embedded so far. Owned by the single writer ([`crate::memory::Memory`]).
+/// A store's encoder and the vectors of the commit being applied. Owned by
+/// the single writer ([`crate::memory::Memory`]). It keeps no vector past
+/// its commit: once a fact is listed, its vectors live in the segments'
+/// scan matrices only, and re-listing it copies them back out of the index
+/// (one copy per fact, 388 bytes at 384 dimensions).
 pub struct VectorStore {
     encoder: Box<dyn Encoder>,
     participants: bool,
-    vectors: FxHashMap<FactId, SharedVectors>,
+    /// Vectors made for the commit being applied, until its documents are
+    /// built.
+    recent: FxHashMap<FactId, SharedVectors>,
     missed: u64,
 }
 
@@ -180,7 +195,7 @@ impl std::fmt::Debug for VectorStore {
         f.debug_struct("VectorStore")
             .field("dim", &self.encoder.dim())
             .field("participants", &self.participants)
-            .field("vectors", &self.vectors.len())
+            .field("recent", &self.recent.len())
             .field("missed", &self.missed)
             .finish()
     }
@@ -193,20 +208,21 @@ impl VectorStore {
         VectorStore {
             encoder,
             participants,
-            vectors: FxHashMap::default(),
+            recent: FxHashMap::default(),
             missed: 0,
         }
     }
 
-    /// Embeds the facts that have no vectors yet, in one encoder call. This
-    /// runs after their commit, which cannot be undone: if the encoder
-    /// fails, the facts stay lexical-only, the failure is counted
-    /// ([`VectorStore::missed`]) and returned for the caller to report.
+    /// Embeds `facts` (those not embedded for this commit yet) in one
+    /// encoder call. This runs after their commit, which cannot be undone:
+    /// if the encoder fails, the facts stay lexical-only, the failure is
+    /// counted ([`VectorStore::missed`]) and returned for the caller to
+    /// report.
     pub fn embed(&mut self, facts: &[&FactBody]) -> Result<()> {
         let new: Vec<&FactBody> = facts
             .iter()
             .copied()
-            .filter(|f| !self.vectors.contains_key(&f.id))
+            .filter(|f| !self.recent.contains_key(&f.id))
             .collect();
         if new.is_empty() {
             return Ok(());
@@ -244,42 +260,29 @@ impl VectorStore {
                 text: Vector::quantize(&text[i]),
                 with_participants: with_p.get(i).map(|v| Vector::quantize(v)),
             };
-            self.vectors.insert(f.id, Arc::new(v));
+            self.recent.insert(f.id, Arc::new(v));
         }
         Ok(())
     }
 
-    /// A fact's vectors, if it has them.
+    /// A fact's vectors if they were made for this commit.
     pub fn get(&self, id: FactId) -> Option<SharedVectors> {
-        self.vectors.get(&id).cloned()
+        self.recent.get(&id).cloned()
     }
 
-    /// Forgets an erased fact's vectors.
+    /// Drops this commit's vectors once its documents are built.
+    pub fn clear_recent(&mut self) {
+        self.recent.clear();
+    }
+
+    /// Forgets an erased fact's vectors (if made for this commit).
     pub fn remove(&mut self, id: FactId) {
-        self.vectors.remove(&id);
+        self.recent.remove(&id);
     }
 
     /// Facts left without vectors because the encoder failed.
     pub fn missed(&self) -> u64 {
         self.missed
-    }
-
-    /// Number of facts with vectors.
-    pub fn len(&self) -> usize {
-        self.vectors.len()
-    }
-
-    /// Whether no fact has vectors.
-    pub fn is_empty(&self) -> bool {
-        self.vectors.is_empty()
-    }
-
-    /// Heap bytes of the vectors (both kinds), excluding the map's own table.
-    pub fn bytes(&self) -> usize {
-        self.vectors
-            .values()
-            .map(|v| v.text.bytes() + v.with_participants.as_ref().map_or(0, Vector::bytes))
-            .sum()
     }
 }
 

@@ -208,6 +208,16 @@ impl Corpus {
         })
     }
 
+    /// A fact's vectors from the newest segment that lists it, deleted or
+    /// not (a deleted document keeps its row until a merge drops it).
+    pub fn vectors_of(&self, fact: FactId) -> Option<crate::vector::SharedVectors> {
+        self.views.iter().rev().find_map(|v| {
+            v.segment
+                .find(fact)
+                .and_then(|d| v.segment.matrix().vectors(d))
+        })
+    }
+
     /// Deletes the live document of a fact; returns whether there was one.
     pub fn delete(&mut self, fact: FactId) -> bool {
         let Some((i, doc)) = self.find(fact) else {

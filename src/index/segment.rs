@@ -42,7 +42,7 @@ use crate::fact::{Fact, FactBody, FactId, Usage, name_key};
 use crate::graph::NodeId;
 use crate::text;
 use crate::time::{DAY_MS, WallTime};
-use crate::vector::SharedVectors;
+use crate::vector::{DocVectors, SharedVectors, Vector};
 
 /// Number of BM25F fields: text, entities, participants.
 pub const FIELDS: usize = 3;
@@ -247,6 +247,27 @@ pub struct Matrix {
 }
 
 impl Matrix {
+    /// The vectors of local document `doc`, copied out of the rows (`None`
+    /// when it has none).
+    pub fn vectors(&self, doc: u32) -> Option<SharedVectors> {
+        let d = doc as usize;
+        let row = |rows: &[i8], scales: &[f32]| {
+            let scale = *scales.get(d)?;
+            (scale != 0.0)
+                .then(|| Vector::from_parts(scale, &rows[d * self.dim..(d + 1) * self.dim]))
+        };
+        let text = row(&self.text, &self.text_scale)?;
+        Some(Arc::new(DocVectors {
+            text,
+            with_participants: row(&self.with_p, &self.with_p_scale),
+        }))
+    }
+
+    /// Whether local document `doc` has vectors.
+    pub fn has(&self, doc: u32) -> bool {
+        self.text_scale.get(doc as usize).is_some_and(|s| *s != 0.0)
+    }
+
     /// Bytes of its rows and scales.
     pub fn bytes(&self) -> usize {
         self.text.len() + self.with_p.len() + 4 * (self.text_scale.len() + self.with_p_scale.len())
@@ -303,9 +324,8 @@ pub struct Segment {
     fact_ids: Vec<FactId>,
     bodies: Vec<Arc<FactBody>>,
     attrs: Vec<DocAttrs>,
-    /// Per document, its dense vectors (shared with the store's map).
-    vectors: Vec<Option<SharedVectors>>,
-    /// The same vectors laid out for the exact scan (see [`Matrix`]).
+    /// The documents' dense vectors, laid out for the exact scan (see
+    /// [`Matrix`]): the only copy the store keeps of a listed fact's vectors.
     matrix: Matrix,
     /// Per-document token count per field.
     lens: Vec<[u16; FIELDS]>,
@@ -479,7 +499,6 @@ impl Segment {
             fact_ids: docs.iter().map(|d| d.body.id).collect(),
             bodies: docs.iter().map(|d| d.body.clone()).collect(),
             attrs: docs.iter().map(|d| d.attrs).collect(),
-            vectors: docs.iter().map(|d| d.vectors.clone()).collect(),
             matrix: Matrix::of(&docs),
             lens,
             dl,
@@ -581,7 +600,7 @@ impl Segment {
             body: self.bodies[doc as usize].clone(),
             attrs: self.attrs[doc as usize],
             nodes: self.record(doc).nodes.into(),
-            vectors: self.vectors[doc as usize].clone(),
+            vectors: self.matrix.vectors(doc),
         }
     }
 

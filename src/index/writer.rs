@@ -104,6 +104,17 @@ impl CorpusWriter {
         self.corpus.delete(fact)
     }
 
+    /// A fact's vectors from a queued document or the corpus (see
+    /// [`Corpus::vectors_of`]).
+    pub fn vectors_of(&self, fact: FactId) -> Option<crate::vector::SharedVectors> {
+        self.pending
+            .iter()
+            .rev()
+            .find(|d| d.body.id == fact)
+            .and_then(|d| d.vectors.clone())
+            .or_else(|| self.corpus.vectors_of(fact))
+    }
+
     /// The corpus as of the last commit (without queued documents).
     pub fn corpus(&self) -> &Corpus {
         &self.corpus

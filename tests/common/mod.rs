@@ -38,3 +38,36 @@ pub fn restored(m: &pfm::Memory) -> pfm::Memory {
     assert_eq!(rows(&r), rows(m));
     r
 }
+
+/// A stand-in encoder for tests of the vector plumbing (the real model's
+/// are in `pfm-dense` and over HTTP): a bag of words hashed into 16
+/// dimensions, so texts that share words get similar vectors. Counts the
+/// texts it encodes.
+#[allow(dead_code)] // not every test binary uses every fixture
+#[derive(Default)]
+pub struct Words(pub std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+impl pfm::vector::Encoder for Words {
+    fn dim(&self) -> usize {
+        16
+    }
+    fn encode(&mut self, texts: &[&str]) -> pfm::error::Result<Vec<Vec<f32>>> {
+        self.0
+            .fetch_add(texts.len(), std::sync::atomic::Ordering::SeqCst);
+        Ok(texts
+            .iter()
+            .map(|t| {
+                let mut v = [0.0f32; 16];
+                for w in t.split_whitespace() {
+                    let h = w
+                        .to_lowercase()
+                        .bytes()
+                        .fold(7u32, |h, b| h.wrapping_mul(31) ^ u32::from(b));
+                    v[h as usize % 16] += 1.0;
+                }
+                let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
+                v.iter().map(|x| x / norm).collect()
+            })
+            .collect())
+    }
+}

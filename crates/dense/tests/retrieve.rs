@@ -71,7 +71,7 @@ fn ask(
 #[test]
 fn a_paraphrase_only_the_dense_arm_finds() {
     let (memory, mut encoder) = store(false);
-    assert_eq!(memory.vectors().unwrap().len(), FACTS.len());
+    assert_eq!(memory.vector_footprint().0, FACTS.len());
     let lexical = ask(&memory, &mut encoder, "bm25_validity", PARAPHRASE).unwrap();
     assert!(
         lexical.is_empty(),
@@ -116,7 +116,7 @@ fn erasure_takes_the_vectors_and_a_missing_query_vector_is_an_error() {
     memory
         .forget(&Forget::Fact(lisbon), WallTime::from_secs(20_000))
         .unwrap();
-    assert_eq!(memory.vectors().unwrap().len(), FACTS.len() - 1);
+    assert_eq!(memory.vector_footprint().0, FACTS.len() - 1);
     let got = ask(&memory, &mut encoder, "dense_validity", PARAPHRASE).unwrap();
     assert!(!got.iter().any(|t| t.contains("Lisbon")), "{got:?}");
     let request = Request::new(PARAPHRASE, WallTime::from_secs(30_000))

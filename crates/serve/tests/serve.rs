@@ -19,7 +19,7 @@ use pfm_serve::{
 #[path = "../../../tests/common/mod.rs"]
 mod common;
 
-use common::{alex, day};
+use common::{Words, alex, day};
 
 fn memory() -> Memory {
     let mut m = Memory::new(Config {
@@ -597,37 +597,9 @@ fn a_snapshot_never_claims_a_commit_whose_change_it_has_not_examined() {
     assert!(fresh.block.text.contains("10:45am"), "{}", fresh.block.text);
 }
 
-/// A stand-in encoder for the plumbing tests (the real model's are in
-/// `pfm-dense` and over HTTP): a bag of words hashed into 16 dimensions,
-/// so texts that share words get similar vectors.
-struct Words;
-
-impl pfm::vector::Encoder for Words {
-    fn dim(&self) -> usize {
-        16
-    }
-    fn encode(&mut self, texts: &[&str]) -> pfm::error::Result<Vec<Vec<f32>>> {
-        Ok(texts
-            .iter()
-            .map(|t| {
-                let mut v = [0.0f32; 16];
-                for w in t.split_whitespace() {
-                    let h = w
-                        .to_lowercase()
-                        .bytes()
-                        .fold(7u32, |h, b| h.wrapping_mul(31) ^ u32::from(b));
-                    v[h as usize % 16] += 1.0;
-                }
-                let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
-                v.iter().map(|x| x / norm).collect()
-            })
-            .collect())
-    }
-}
-
 fn dense_memory() -> Memory {
     let mut m = memory();
-    m.set_encoder(Box::new(Words), false).unwrap();
+    m.set_encoder(Box::new(Words::default()), false).unwrap();
     m
 }
 
@@ -640,7 +612,7 @@ fn counting_factory() -> (
     let counter = made.clone();
     let factory: pfm_serve::EncoderFactory = Arc::new(move || {
         counter.fetch_add(1, Ordering::SeqCst);
-        Ok(Box::new(Words) as Box<dyn pfm::vector::Encoder>)
+        Ok(Box::new(Words::default()) as Box<dyn pfm::vector::Encoder>)
     });
     (factory, made)
 }
@@ -715,7 +687,7 @@ fn a_dense_request_without_an_encoder_is_a_typed_error() {
     assert!(matches!(err, Error::DenseUnavailable(_)), "{err}");
     assert!(err.to_string().contains("scripts/fetch-models"), "{err}");
     // A request that brings its vector needs no encoder.
-    let mut words = Words;
+    let mut words = Words::default();
     let v = pfm::vector::Encoder::encode(&mut words, &["the standup with Alex is at Alex Rivera"])
         .unwrap();
     let request = dense_standup().with_vector(Arc::new(pfm::vector::Vector::quantize(&v[0])));

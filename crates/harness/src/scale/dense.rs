@@ -66,8 +66,7 @@ pub struct DenseRow {
     pub hybrid_p50_us: f64,
     /// 99th percentile.
     pub hybrid_p99_us: f64,
-    /// Vector bytes per fact: the writer's vector store plus the index's
-    /// scan matrix.
+    /// Vector bytes per fact: the segments' scan rows, the only copy.
     pub vector_bytes_per_fact: f64,
     /// Mean overlap of the int8 and f32 top 10 over the embedded facts.
     pub int8_recall_at_10: f64,

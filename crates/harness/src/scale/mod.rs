@@ -258,13 +258,7 @@ pub fn measure(
     }
     let dense = embedded
         .map(|(vectors, embed_ms)| {
-            let bytes = memory.vectors().map_or(0, |v| v.bytes())
-                + [Some(&version.active), version.history.as_ref()]
-                    .into_iter()
-                    .flatten()
-                    .flat_map(|c| c.views())
-                    .map(|v| v.segment.matrix().bytes())
-                    .sum::<usize>();
+            let bytes = memory.vector_footprint().1;
             dense::measure(
                 &version,
                 &requests[..WARM_UP],
