@@ -340,8 +340,6 @@ pub struct Segment {
     chunk_rec: Vec<f64>,
     /// The largest of `block_rec` (0 for an empty segment).
     max_rec: f64,
-    /// Per document, its anchored recency (what `block_rec` bounds).
-    recs: Box<[f64]>,
     /// The documents in increasing anchored recency (ties by id): a view
     /// finds its oldest and newest live document from either end.
     by_time: Box<[u32]>,
@@ -514,7 +512,6 @@ impl Segment {
                 });
                 order.into()
             },
-            recs: recs.into(),
             block_rec,
             dense,
             bitmaps,
@@ -713,10 +710,10 @@ impl Segment {
         self.max_rec
     }
 
-    /// A document's anchored recency.
+    /// A document's anchored recency (from its record).
     #[inline]
     pub fn rec(&self, doc: u32) -> f64 {
-        self.recs[doc as usize]
+        self.record(doc).recency
     }
 
     /// The documents in increasing anchored recency (ties by id).

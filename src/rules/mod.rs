@@ -180,19 +180,16 @@ pub fn select(
     // Selection takes a prefix of the list (it stops at the first line that
     // does not fit), so the selected facts are its first `lines.len()`.
     let selected = &list[..block.lines.len()];
-    let passes = match rules.abstain {
+    let abstain = match rules.abstain {
+        Abstain::Auto => Abstain::Coverage(gate::DEFAULT_COVERAGE),
+        a => a,
+    };
+    let passes = match abstain {
         Abstain::Slot(tau) => gate::slot_passes(query.context, selected, &resolution, tau),
         Abstain::Coverage(tau) => {
             gate::coverage_passes(version, query.context, selected, &resolution, tau)
         }
-        Abstain::Auto => gate::coverage_passes(
-            version,
-            query.context,
-            selected,
-            &resolution,
-            gate::DEFAULT_COVERAGE,
-        ),
-        Abstain::None | Abstain::Margin(_) => true,
+        Abstain::None | Abstain::Margin(_) | Abstain::Auto => true,
     };
     if !passes {
         return Block::abstained();
