@@ -89,6 +89,15 @@ impl WallTime {
     /// number of seconds since the epoch. A time without an offset is UTC;
     /// a date without a time is its midnight.
     pub fn parse(input: &str) -> Result<Self, Error> {
+        if input.len() > MAX_TIME_BYTES {
+            return Err(Error::InvalidTime {
+                input: input.chars().take(32).collect::<String>() + "…",
+                reason: format!(
+                    "{} bytes, over the {MAX_TIME_BYTES}-byte limit of a written time",
+                    input.len()
+                ),
+            });
+        }
         let s = input.trim();
         let invalid = |reason: String| Error::InvalidTime {
             input: input.to_owned(),
@@ -148,6 +157,10 @@ impl FromStr for WallTime {
         WallTime::parse(s)
     }
 }
+
+/// The longest text [`WallTime::parse`] reads: every accepted form fits
+/// in far less, and a longer one is refused before any parsing.
+pub const MAX_TIME_BYTES: usize = 64;
 
 /// The forms [`WallTime::parse`] accepts, for error messages.
 pub const ACCEPTED_FORMS: &str = "RFC 3339 (2025-06-11T09:30:00Z), RFC 2822 (Wed, 11 Jun 2025 09:30:00 +0000), \
@@ -248,6 +261,9 @@ mod tests {
         );
         // A written date that names an impossible day is refused.
         assert!(WallTime::parse("31 February 2023").is_err());
+        let long = format!("8 May 2023{}", " ".repeat(MAX_TIME_BYTES));
+        let err = WallTime::parse(&long).unwrap_err().to_string();
+        assert!(err.contains("64-byte limit"), "{err}");
         assert!(WallTime::parse("13:56 pm on 8 May, 2023").is_err());
     }
 
