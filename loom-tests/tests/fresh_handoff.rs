@@ -72,8 +72,14 @@ fn setup_with(
         .unwrap();
     let metrics = Arc::new(Metrics::default());
     let (tx, rx) = queue::bounded(slots);
-    let requester = Requester::new(tx, metrics.clone(), wall_clock()).with_hedge(hedge);
-    let worker = Worker::new(construction.versions().clone(), metrics.clone());
+    let requester = Requester::new(
+        tx,
+        construction.versions().clone(),
+        metrics.clone(),
+        wall_clock(),
+    )
+    .with_hedge(hedge);
+    let worker = Worker::new(metrics.clone());
     (requester, rx, worker, [printer, roadmap], metrics)
 }
 

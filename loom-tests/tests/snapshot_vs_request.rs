@@ -42,6 +42,7 @@ fn model() {
     construction
         .commit(vec![standup("10:45am", 1_750_086_400)])
         .unwrap();
+    let versions = construction.versions().clone();
     let writer = spawn(move || {
         publisher.publish_pass(&Changed::Everything);
         construction
@@ -53,8 +54,9 @@ fn model() {
     let readers: Vec<_> = (0..2)
         .map(|_| {
             let (tx, metrics, context) = (tx.clone(), metrics.clone(), context.clone());
+            let versions = versions.clone();
             spawn(move || {
-                let mut requester = Requester::new(tx, metrics, wall_clock());
+                let mut requester = Requester::new(tx, versions, metrics, wall_clock());
                 let mut last = 0;
                 for _ in 0..2 {
                     let served = requester.snapshot(&context);

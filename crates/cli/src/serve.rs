@@ -22,9 +22,19 @@ pub struct ServeArgs {
     /// requests, a batch collected for at most N ms).
     #[arg(long, default_value = "group:5")]
     fsync: pfm_server::writer::Fsync,
-    /// Retrieval workers per tenant.
-    #[arg(long, default_value_t = 2)]
+    /// Retrieval worker threads, shared by every tenant.
+    #[arg(long, default_value_t = 4)]
     workers: usize,
+    /// Construction threads, shared by every tenant (each tenant's commits
+    /// run one at a time, on one of them; this many tenants commit and
+    /// fsync at once).
+    #[arg(long, default_value_t = 2)]
+    construction_threads: usize,
+    /// Most fresh-mode jobs one tenant may have queued or running in the
+    /// shared worker queue; the excess falls back to the snapshot at once.
+    /// Default: half the workers (at least 1).
+    #[arg(long)]
+    tenant_jobs: Option<usize>,
     /// Request threads (blocking half of retrieval, shared by tenants).
     #[arg(long, default_value_t = 8)]
     request_threads: usize,
@@ -101,6 +111,8 @@ impl ServeArgs {
                     config
                 },
                 workers: self.workers,
+                construction_threads: self.construction_threads,
+                tenant_jobs: self.tenant_jobs.unwrap_or((self.workers / 2).max(1)),
                 fsync: self.fsync,
                 rate_limit: self.rate_limit,
                 observe_rate: self.observe_rate,

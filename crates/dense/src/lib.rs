@@ -166,6 +166,33 @@ impl MiniLm {
 /// Sentences per model call on the write path.
 pub const BATCH: usize = 32;
 
+/// One MiniLM session shared by many stores (a server's tenants: a session
+/// is ~90 MB, so one per tenant would make memory grow with tenants). Each
+/// store's commits lock it for their batch; the stores of one host take
+/// turns on it.
+#[derive(Clone)]
+pub struct SharedMiniLm(std::sync::Arc<std::sync::Mutex<MiniLm>>);
+
+impl SharedMiniLm {
+    /// Shares `model`.
+    pub fn new(model: MiniLm) -> Self {
+        SharedMiniLm(std::sync::Arc::new(std::sync::Mutex::new(model)))
+    }
+}
+
+impl Encoder for SharedMiniLm {
+    fn dim(&self) -> usize {
+        DIM
+    }
+
+    fn encode(&mut self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .encode(texts)
+    }
+}
+
 impl Encoder for MiniLm {
     fn dim(&self) -> usize {
         DIM

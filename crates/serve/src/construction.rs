@@ -14,7 +14,6 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::Sender;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 
 use super::Clock;
@@ -30,12 +29,17 @@ use pfm::index::IndexVersion;
 use pfm::ledger::Forget;
 use pfm::memory::{Memory, Observation, Receipt};
 
+/// Where construction's change notices go. The runtime's sends them on an
+/// unbounded channel, so a notice is never dropped (the publisher merges
+/// whatever is pending into one pass) and the commit never waits for it.
+pub type Notify = Box<dyn Fn(Changed) + Send>;
+
 /// The writer's state: the store and where its versions are published.
 pub struct Construction {
     memory: Memory,
     versions: Shared<Publication<IndexVersion>>,
     /// Tells the snapshot publisher what each publication changed.
-    changes: Option<Sender<Changed>>,
+    changes: Option<Notify>,
     clock: Clock,
     probe: Option<(Probe, Arc<Metrics>)>,
 }
@@ -61,8 +65,8 @@ impl Construction {
         }
     }
 
-    /// Sends a change notice to `changes` after every publication.
-    pub fn notify(mut self, changes: Sender<Changed>) -> Self {
+    /// Hands a change notice to `changes` after every publication.
+    pub fn notify(mut self, changes: Notify) -> Self {
         self.changes = Some(changes);
         self
     }
@@ -167,10 +171,7 @@ impl Construction {
             Counters::bump(&metrics.counters.versions);
         }
         if let Some(changes) = &self.changes {
-            // Unbounded: a notice is never dropped; the publisher merges
-            // whatever is pending into one pass. An error means the
-            // publisher has stopped, which only happens at shutdown.
-            let _ = changes.send(changed);
+            changes(changed);
         }
     }
 }

@@ -23,22 +23,23 @@
 //! - [`sync`]: the primitives of these protocols (std / arc-swap, or loom's
 //!   under `--cfg loom`), so `loom-tests/` checks this crate's own code.
 
+pub mod admission;
 pub mod construction;
 pub mod encode;
 pub mod handoff;
+pub mod host;
 pub mod metrics;
 pub mod pool;
 pub mod request;
 pub mod snapshot;
 pub mod sync;
+pub mod turns;
 
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use ractor::{Actor, ActorRef};
 
-use crate::sync::queue;
 use crate::sync::{Publication, Shared};
 use pfm::error::{Error, Result};
 use pfm::index::IndexVersion;
@@ -46,16 +47,19 @@ use pfm::memory::{Memory, Observation, Receipt};
 use pfm::retrieve::Request;
 use pfm::time::WallTime;
 
-pub use construction::{Construction, ConstructionActor, ConstructionMsg, Touched};
+pub use admission::{Admission, Ticket};
+pub use construction::{Construction, ConstructionActor, ConstructionMsg, Notify, Touched};
 pub use encode::{EncoderFactory, QueryEncoder};
 pub use handoff::{Delivery, Waited, Waiter, completion};
+pub use host::Host;
 pub use metrics::{Metrics, Probe, Quantity, Summary};
 pub use pool::{Reply, RetrievalJob, Worker, WorkerPool};
 pub use request::{Fallback, Requester, Served, Source, Timings};
 pub use snapshot::{
-    Changed, Context, ContextHandle, ContextId, Contexts, DEFAULT_MAX_CONTEXTS, Snapshot,
-    SnapshotPublisher,
+    Changed, Context, ContextHandle, ContextId, Contexts, DEFAULT_MAX_CONTEXTS, Notice, Snapshot,
+    SnapshotPublisher, TenantId,
 };
+pub use turns::Turns;
 
 /// The time retrieval and pruning use: the wall clock by default; a
 /// harness can drive a synthetic one.
@@ -134,9 +138,21 @@ impl Background {
     }
 }
 
-/// How the runtime is set up.
+/// How the runtime is set up. On a shared [`Host`], the host's fields
+/// (workers, queue, pinning, publication period, background scheduling,
+/// construction threads, the workers' encoder) are read when the host
+/// starts, and each runtime's own (hedge, contexts, pruning, clock, its
+/// share of the queue, the requesters' encoder) when it attaches.
 #[derive(Clone)]
 pub struct ServeOptions {
+    /// Threads of the construction runtime (host): each store's
+    /// construction actor is a task there, so this many stores commit in
+    /// parallel, each serially.
+    pub construction_threads: usize,
+    /// Most fresh jobs one runtime may have queued or running in the
+    /// host's queue (see [`Admission`]); `None`: no cap (one runtime on its
+    /// own host).
+    pub tenant_jobs: Option<usize>,
     /// Retrieval worker threads (more than one, or a request can queue
     /// behind a cancelled job that is draining).
     pub workers: usize,
@@ -170,6 +186,8 @@ pub struct ServeOptions {
 impl std::fmt::Debug for ServeOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ServeOptions")
+            .field("construction_threads", &self.construction_threads)
+            .field("tenant_jobs", &self.tenant_jobs)
             .field("workers", &self.workers)
             .field("queue", &self.queue)
             .field("pin_workers", &self.pin_workers)
@@ -189,6 +207,8 @@ impl Default for ServeOptions {
     /// [`DEFAULT_MAX_CONTEXTS`] contexts, the wall clock.
     fn default() -> Self {
         ServeOptions {
+            construction_threads: 1,
+            tenant_jobs: None,
             workers: 4,
             queue: 4,
             pin_workers: true,
@@ -205,10 +225,15 @@ impl Default for ServeOptions {
 
 impl ServeOptions {
     fn validate(&self) -> Result<()> {
-        if self.workers == 0 || self.queue == 0 {
+        if self.workers == 0 || self.queue == 0 || self.construction_threads == 0 {
             return Err(Error::InvalidConfig(
-                "the serving runtime needs at least one worker and a queue of at least one job"
+                "the serving runtime needs at least one worker, one construction thread and a queue of at least one job"
                     .into(),
+            ));
+        }
+        if self.tenant_jobs == Some(0) {
+            return Err(Error::InvalidConfig(
+                "tenant_jobs must be at least 1 (or unset: no cap)".into(),
             ));
         }
         if self.hedge.is_some_and(|h| !(h > 0.0 && h < 1.0)) {
@@ -232,21 +257,21 @@ impl ServeOptions {
     }
 }
 
-/// A running memory server: construction, publisher, workers.
+/// A running memory server: its construction actor, its registered
+/// contexts and the handles requests use, on a [`Host`]'s executors.
 pub struct Runtime {
-    /// The construction actor's runtime (taken at shutdown).
-    tokio: Option<tokio::runtime::Runtime>,
+    host: Arc<Host>,
+    id: TenantId,
     construction: ActorRef<ConstructionMsg>,
     actor: Option<tokio::task::JoinHandle<()>>,
     versions: Shared<Publication<IndexVersion>>,
     contexts: Shared<Contexts>,
-    jobs: Option<queue::Sender<RetrievalJob>>,
-    pool: WorkerPool,
-    publisher: Option<JoinHandle<()>>,
+    admission: Option<Admission>,
     metrics: Arc<Metrics>,
     clock: Clock,
     hedge: Option<f64>,
     encoder: Option<EncoderFactory>,
+    stopped: bool,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -259,79 +284,80 @@ impl std::fmt::Debug for Runtime {
 }
 
 impl Runtime {
-    /// Starts serving `memory`. The construction actor gets its own tokio
-    /// runtime, so this (like `observe` and `exclusive`, which wait for
-    /// construction) must be called from a thread that may block, not from
-    /// inside an async task: there it returns an error instead.
+    /// Starts serving `memory` on a host of its own. The construction actor
+    /// gets its own tokio runtime, so this (like `observe` and `exclusive`,
+    /// which wait for construction) must be called from a thread that may
+    /// block, not from inside an async task: there it returns an error
+    /// instead.
     pub fn start(memory: Memory, options: ServeOptions) -> Result<Self> {
-        may_block("Runtime::start")?;
-        options.validate()?;
-        let background = options.background;
         let metrics = Arc::new(Metrics::default());
-        let (wake_tx, wake_rx) = crossbeam_channel::unbounded();
+        let host = Host::start_with(&options, metrics.clone())?;
+        Runtime::attach_with(&host, memory, &options, metrics)
+    }
+
+    /// Starts serving `memory` on a shared host (its runtime's fields of
+    /// `options`: see [`ServeOptions`]). Must be called from a thread that
+    /// may block.
+    pub fn attach(host: &Arc<Host>, memory: Memory, options: &ServeOptions) -> Result<Self> {
+        Runtime::attach_with(host, memory, options, Arc::new(Metrics::default()))
+    }
+
+    fn attach_with(
+        host: &Arc<Host>,
+        memory: Memory,
+        options: &ServeOptions,
+        metrics: Arc<Metrics>,
+    ) -> Result<Self> {
+        may_block("Runtime::attach")?;
+        options.validate()?;
+        let id = host.next_id();
+        let notices = host.notices();
         let construction = Construction::new(memory, options.clock.clone())
-            .notify(wake_tx)
+            .notify(Box::new(move |changed| {
+                // Unbounded: never dropped, never waited for; an error
+                // means the host has stopped.
+                let _ = notices.send(Notice::Changed(id, changed));
+            }))
             .instrument(metrics.clone());
         let versions = construction.versions().clone();
         let contexts = Shared::new(Contexts::with_limit(options.max_contexts));
-
-        let mut tokio = tokio::runtime::Builder::new_multi_thread();
-        tokio
-            .worker_threads(1)
-            .thread_name("pfm-construction")
-            .enable_time();
-        // The actor runs on the runtime's threads (not on the caller's, whose
-        // priority must not change). tokio's loom build has no start hook.
-        #[cfg(not(loom))]
-        tokio.on_thread_start(move || background.apply());
-        let tokio = tokio
-            .build()
-            .map_err(|e| Error::ShutDown(format!("cannot start the construction runtime: {e}")))?;
-        let (actor_ref, actor) = tokio
-            .block_on(Actor::spawn(
-                None,
-                ConstructionActor,
-                (construction, options.prune_every),
-            ))
-            .map_err(|e| Error::ShutDown(format!("cannot start the construction actor: {e}")))?;
-
-        let publisher = SnapshotPublisher::new(
-            versions.clone(),
-            contexts.clone(),
-            options.clock.clone(),
-            metrics.clone(),
-        );
-        let period = options.publish_every;
-        let publisher = std::thread::Builder::new()
-            .name("pfm-publisher".into())
-            .spawn(move || {
-                background.apply();
-                publisher.run(wake_rx, period)
-            })
-            .map_err(|e| Error::ShutDown(format!("cannot start the snapshot publisher: {e}")))?;
-
-        let (jobs, jobs_rx) = queue::bounded(options.queue);
-        let pool = WorkerPool::start(
-            options.workers,
-            options.pin_workers,
-            &jobs_rx,
-            &versions,
-            &metrics,
-            options.encoder.clone(),
-        )?;
+        // Attached before the actor runs, so its first notice finds it.
+        host.notify(Notice::Attach(
+            id,
+            Box::new(SnapshotPublisher::new(
+                versions.clone(),
+                contexts.clone(),
+                options.clock.clone(),
+                metrics.clone(),
+            )),
+        ));
+        let spawned = host.handle()?.block_on(Actor::spawn(
+            None,
+            ConstructionActor,
+            (construction, options.prune_every),
+        ));
+        let (actor_ref, actor) = match spawned {
+            Ok(spawned) => spawned,
+            Err(e) => {
+                host.notify(Notice::Detach(id));
+                return Err(Error::ShutDown(format!(
+                    "cannot start the construction actor: {e}"
+                )));
+            }
+        };
         Ok(Runtime {
-            tokio: Some(tokio),
+            host: host.clone(),
+            id,
             construction: actor_ref,
             actor: Some(actor),
             versions,
             contexts,
-            jobs: Some(jobs),
-            pool,
-            publisher: Some(publisher),
+            admission: options.tenant_jobs.map(Admission::new),
             metrics,
-            clock: options.clock,
+            clock: options.clock.clone(),
             hedge: options.hedge,
-            encoder: options.encoder,
+            encoder: options.encoder.clone(),
+            stopped: false,
         })
     }
 
@@ -376,6 +402,21 @@ impl Runtime {
             .map_err(|_| Error::ShutDown("construction stopped before replying".into()))
     }
 
+    /// [`Runtime::exclusive`] without waiting: queues `f` on the
+    /// construction actor, and there, once what `f` touched is published,
+    /// hands its result to `then` (so a reply sent from `then` is read back
+    /// by its caller). Never blocks, so an async task may call it; an error
+    /// means construction has stopped and neither closure will run.
+    pub fn spawn_exclusive<R: 'static>(
+        &self,
+        f: impl FnOnce(&mut Memory) -> (R, Touched) + Send + 'static,
+        then: impl FnOnce(R) + Send + 'static,
+    ) -> Result<()> {
+        self.send(ConstructionMsg::Exclusive(Box::new(move |c| {
+            then(c.exclusive(f));
+        })))
+    }
+
     fn send(&self, message: ConstructionMsg) -> Result<()> {
         self.construction
             .send_message(message)
@@ -402,15 +443,15 @@ impl Runtime {
 
     /// A request handle for the calling thread.
     pub fn requester(&self) -> Result<Requester> {
-        let jobs = self
-            .jobs
-            .clone()
-            .ok_or_else(|| Error::ShutDown("the worker pool has stopped".into()))?;
-        Ok(
-            Requester::new(jobs, self.metrics.clone(), self.clock.clone())
-                .with_hedge(self.hedge)
-                .with_encoder(self.encoder.clone()),
+        Ok(Requester::new(
+            self.host.jobs()?,
+            self.versions.clone(),
+            self.metrics.clone(),
+            self.clock.clone(),
         )
+        .with_admission(self.admission.clone())
+        .with_hedge(self.hedge)
+        .with_encoder(self.encoder.clone()))
     }
 
     /// The newest published index version.
@@ -435,36 +476,39 @@ impl Runtime {
 
     /// How many workers were pinned to a core.
     pub fn pinned_workers(&self) -> usize {
-        self.pool.pinned
+        self.host.pinned_workers()
     }
 
-    /// Stops construction (committing what is pending) and the publisher,
-    /// and waits for them; workers stop when the last requester is dropped.
+    /// The host it runs on.
+    pub fn host(&self) -> &Arc<Host> {
+        &self.host
+    }
+
+    /// Its share of the host's queue, if capped.
+    pub fn admission(&self) -> Option<&Admission> {
+        self.admission.as_ref()
+    }
+
+    /// Stops construction (committing what is pending) and waits for it,
+    /// and stops publishing its contexts; a private host's workers stop
+    /// when the last requester is dropped.
     pub fn shutdown(mut self) {
         self.stop();
     }
 
     fn stop(&mut self) {
-        let Some(tokio) = self.tokio.take() else {
+        if std::mem::replace(&mut self.stopped, true) {
             return;
-        };
+        }
         self.construction.stop(None);
-        if may_block("").is_ok() {
-            if let Some(actor) = self.actor.take() {
-                let _ = tokio.block_on(actor);
-            }
-        } else {
-            // Dropped inside an async task: stop without waiting (blocking
-            // there would panic); the actor commits what is pending as it stops.
-            tokio.shutdown_background();
+        if may_block("").is_ok()
+            && let (Some(actor), Ok(handle)) = (self.actor.take(), self.host.handle())
+        {
+            let _ = handle.block_on(actor);
         }
-        // The actor's state (and the publisher's wake sender) is gone now,
-        // so the publisher's loop ends.
-        if let Some(publisher) = self.publisher.take() {
-            let _ = publisher.join();
-        }
-        // Workers finish once the last requester lets go of the queue.
-        self.jobs = None;
+        // Dropped inside an async task, the runtime does not wait: the actor
+        // commits what is pending as it stops.
+        self.host.notify(Notice::Detach(self.id));
     }
 }
 

@@ -99,6 +99,9 @@ pub struct Counters {
     pub fallbacks: AtomicU64,
     /// Fresh requests answered from the snapshot because no worker was free.
     pub no_free_worker: AtomicU64,
+    /// Fresh requests answered from the snapshot because their tenant held
+    /// its whole share of a shared queue (see `admission`).
+    pub over_share: AtomicU64,
     /// Jobs a worker dropped or stopped because their request gave up (or,
     /// for a hedged job, because the other worker delivered).
     pub cancelled_jobs: AtomicU64,

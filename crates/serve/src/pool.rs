@@ -1,11 +1,14 @@
 //! The retrieval worker pool: prestarted OS threads, pinned where the OS
-//! allows, fed by a bounded queue. Workers read the newest index version
-//! with one load and take no lock; a job's completion is its cancel flag,
-//! checked before scoring and between query terms.
+//! allows, fed by a bounded queue. A job carries its store's publication,
+//! so one pool serves every runtime of a [`crate::Host`] (many tenants);
+//! workers read the job's newest index version with one load and take no
+//! lock; a job's completion is its cancel flag, checked before scoring and
+//! between query terms.
 
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::admission::Ticket;
 use super::encode::{EncoderFactory, QueryEncoder};
 use super::handoff::Delivery;
 use super::metrics::{Counters, Metrics, Probe, Quantity};
@@ -24,6 +27,11 @@ use pfm::retrieve::{Request, retrieve_cancellable};
 pub struct RetrievalJob {
     /// What to retrieve (validated before it is queued).
     pub request: Arc<Request>,
+    /// The store it reads: the newest version published here.
+    pub versions: Shared<Publication<IndexVersion>>,
+    /// Its place in its tenant's share of the queue, given back when the
+    /// job is dropped (`None`: the runtime caps no tenant).
+    pub ticket: Option<Ticket>,
     /// The reply slot's delivery half, and the job's cancel flag.
     pub completion: Delivery<Reply>,
     /// When the request stops waiting (drain time is measured from it).
@@ -50,7 +58,6 @@ impl<T> Cancel for Delivery<T> {
 
 /// One worker's state: its scratch buffers, query encoder and probe.
 pub struct Worker {
-    versions: Shared<Publication<IndexVersion>>,
     scratch: Scratch,
     encoder: QueryEncoder,
     probe: Probe,
@@ -58,10 +65,9 @@ pub struct Worker {
 }
 
 impl Worker {
-    /// A worker reading `versions`.
-    pub fn new(versions: Shared<Publication<IndexVersion>>, metrics: Arc<Metrics>) -> Self {
+    /// A worker recording its service and drain times into `metrics`.
+    pub fn new(metrics: Arc<Metrics>) -> Self {
         Worker {
-            versions,
             scratch: Scratch::default(),
             encoder: QueryEncoder::new(None),
             probe: metrics.probe(),
@@ -86,7 +92,7 @@ impl Worker {
             self.cancelled(&job);
             return;
         }
-        let version = self.versions.load();
+        let version = job.versions.load();
         let block = self.encoder.vectorize(&job.request).and_then(|encoded| {
             retrieve_cancellable(
                 &version,
@@ -143,7 +149,6 @@ impl WorkerPool {
         workers: usize,
         pin: bool,
         jobs: &Receiver<RetrievalJob>,
-        versions: &Shared<Publication<IndexVersion>>,
         metrics: &Arc<Metrics>,
         encoder: Option<EncoderFactory>,
     ) -> Result<Self> {
@@ -154,8 +159,7 @@ impl WorkerPool {
         };
         let (pinned_tx, pinned_rx) = std::sync::mpsc::channel();
         for i in 0..workers {
-            let worker =
-                Worker::new(versions.clone(), metrics.clone()).with_encoder(encoder.clone());
+            let worker = Worker::new(metrics.clone()).with_encoder(encoder.clone());
             let jobs = jobs.clone();
             let core = (!cores.is_empty()).then(|| cores[i % cores.len()]);
             let pinned_tx = pinned_tx.clone();

@@ -19,13 +19,14 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use super::Clock;
+use super::admission::Admission;
 use super::encode::{EncoderFactory, QueryEncoder};
 use super::handoff::{Delivery, Waited, Waiter, completion};
 use super::metrics::{Counters, Metrics, Probe, Quantity};
 use super::pool::{Reply, RetrievalJob};
 use super::snapshot::Context;
 use crate::sync::queue::{Sender, TrySendError};
-use crate::sync::{Deadline, Publication};
+use crate::sync::{Deadline, Publication, Shared};
 use pfm::block::Block;
 use pfm::error::{Error, Result};
 use pfm::fact::Seq;
@@ -92,6 +93,10 @@ pub struct Served {
 /// wait parks the thread that created it, and its probe is that thread's.
 pub struct Requester {
     jobs: Sender<RetrievalJob>,
+    /// The store the jobs read.
+    versions: Shared<Publication<IndexVersion>>,
+    /// This tenant's share of a shared queue (`None`: uncapped).
+    admission: Option<Admission>,
     metrics: Arc<Metrics>,
     probe: Probe,
     clock: Clock,
@@ -113,10 +118,18 @@ impl std::fmt::Debug for Requester {
 }
 
 impl Requester {
-    /// A requester for the calling thread.
-    pub fn new(jobs: Sender<RetrievalJob>, metrics: Arc<Metrics>, clock: Clock) -> Self {
+    /// A requester for the calling thread, handing jobs that read
+    /// `versions` to `jobs`.
+    pub fn new(
+        jobs: Sender<RetrievalJob>,
+        versions: Shared<Publication<IndexVersion>>,
+        metrics: Arc<Metrics>,
+        clock: Clock,
+    ) -> Self {
         Requester {
             jobs,
+            versions,
+            admission: None,
             probe: metrics.probe(),
             metrics,
             clock,
@@ -125,6 +138,14 @@ impl Requester {
             encoder: QueryEncoder::new(None),
             _thread_bound: PhantomData,
         }
+    }
+
+    /// Caps this tenant's jobs in a shared queue (see [`Admission`]): a
+    /// fresh request over the share falls back at once, and a hedge over
+    /// it is not sent.
+    pub fn with_admission(mut self, admission: Option<Admission>) -> Self {
+        self.admission = admission;
+        self
     }
 
     /// Hedges a fresh job after `fraction` of `ω` (in `(0, 1)`), or never.
@@ -178,20 +199,32 @@ impl Requester {
         Counters::bump(&self.metrics.counters.fresh_requests);
         let (mut completion, delivery) = self.completion();
         let start = Instant::now();
-        let job = RetrievalJob {
-            request: request.clone(),
-            completion: delivery.clone(),
-            deadline: start + omega,
+        let ticket = self.admission.as_ref().map(Admission::enter);
+        let over_share = matches!(ticket, Some(None));
+        let sent = if over_share {
+            None
+        } else {
+            let job = RetrievalJob {
+                request: request.clone(),
+                versions: self.versions.clone(),
+                ticket: ticket.flatten(),
+                completion: delivery.clone(),
+                deadline: start + omega,
+            };
+            let depth = self.jobs.len() as u64;
+            self.probe.count(Quantity::QueueDepth, depth);
+            Some(self.jobs.try_send(job))
         };
-        let depth = self.jobs.len() as u64;
-        let sent = self.jobs.try_send(job);
         let handoff = start.elapsed();
         self.probe.record(Quantity::Handoff, handoff);
-        self.probe.count(Quantity::QueueDepth, depth);
         match sent {
-            Ok(()) => {}
-            Err(TrySendError::Full(_)) => {
-                Counters::bump(&self.metrics.counters.no_free_worker);
+            Some(Ok(())) => {}
+            None | Some(Err(TrySendError::Full(_))) => {
+                Counters::bump(if over_share {
+                    &self.metrics.counters.over_share
+                } else {
+                    &self.metrics.counters.no_free_worker
+                });
                 return self.fall_back(
                     fallback,
                     &request,
@@ -201,7 +234,7 @@ impl Requester {
                     None,
                 );
             }
-            Err(TrySendError::Disconnected(_)) => {
+            Some(Err(TrySendError::Disconnected(_))) => {
                 return Err(Error::ShutDown("the worker pool has stopped".into()));
             }
         }
@@ -213,13 +246,18 @@ impl Requester {
                         // Hedge: the same job (same completion) to a second
                         // worker, if one is free; whichever finishes first
                         // delivers, the other's reply is dropped.
-                        let hedge = RetrievalJob {
-                            request: request.clone(),
-                            completion: delivery,
-                            deadline: start + omega,
-                        };
-                        if self.jobs.try_send(hedge).is_ok() {
-                            Counters::bump(&self.metrics.counters.hedges);
+                        let ticket = self.admission.as_ref().map(Admission::enter);
+                        if !matches!(ticket, Some(None)) {
+                            let hedge = RetrievalJob {
+                                request: request.clone(),
+                                versions: self.versions.clone(),
+                                ticket: ticket.flatten(),
+                                completion: delivery,
+                                deadline: start + omega,
+                            };
+                            if self.jobs.try_send(hedge).is_ok() {
+                                Counters::bump(&self.metrics.counters.hedges);
+                            }
                         }
                         let left = omega.saturating_sub(start.elapsed());
                         match completion.wait_until(Deadline::after(left)) {

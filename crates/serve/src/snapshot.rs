@@ -14,6 +14,7 @@
 //! Checked by `tests/serve.rs` (`publication_is_monotone`) and loom-tests
 //! `snapshot_vs_request`.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -349,49 +350,94 @@ impl SnapshotPublisher {
         Counters::bump(&self.metrics.counters.publications);
         true
     }
+}
 
-    /// The publisher thread's loop: wakes on construction's change notices
-    /// or when `period` has passed (a full pass); stops when `changes` is
-    /// disconnected. Notices that arrive during a pass, or during the pause
-    /// after it, are merged into the next pass. The pause is as long as the
-    /// pass was, so the publisher uses at most half a core however fast
-    /// construction commits, and a commit is reflected within two passes.
-    pub fn run(mut self, changes: Receiver<Changed>, period: Duration) {
-        let mut next_full = Instant::now() + period;
-        let mut ready_at = Instant::now();
-        let mut pending: Option<Changed> = None;
-        loop {
-            let now = Instant::now();
-            let wake = if pending.is_some() {
-                ready_at.min(next_full)
-            } else {
-                next_full
-            };
-            match changes.recv_timeout(wake.saturating_duration_since(now)) {
-                Ok(notice) => match &mut pending {
-                    Some(p) => p.absorb(notice),
-                    None => pending = Some(notice),
-                },
-                Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => return,
+/// A runtime's number on its [`crate::Host`].
+pub type TenantId = u64;
+
+/// What a host's publisher thread is told.
+pub enum Notice {
+    /// Start publishing a runtime's contexts.
+    Attach(TenantId, Box<SnapshotPublisher>),
+    /// What one of its commits changed.
+    Changed(TenantId, Changed),
+    /// The runtime stopped: forget its contexts.
+    Detach(TenantId),
+    /// The host stops.
+    Stop,
+}
+
+/// One attached runtime's publisher and what is pending for it.
+struct Feed {
+    publisher: Box<SnapshotPublisher>,
+    pending: Option<Changed>,
+    /// When its next event-driven pass may start.
+    ready_at: Instant,
+}
+
+/// A host's publisher thread: every attached runtime's contexts, on one
+/// thread, so the thread count does not grow with tenants. A runtime's
+/// pass runs when one of its notices arrives (merged with any that arrive
+/// during the pass or the pause after it) and, for every runtime, on a
+/// fixed `period` (a full pass). The pause after a runtime's pass is as
+/// long as the pass was, so one tenant's publication takes at most half
+/// of the thread however fast its construction commits, and a commit is
+/// reflected within two of its passes. Returns on [`Notice::Stop`] or
+/// when every sender is gone.
+pub fn run_publisher(notices: Receiver<Notice>, period: Duration) {
+    let mut feeds: HashMap<TenantId, Feed> = HashMap::new();
+    let mut next_full = Instant::now() + period;
+    loop {
+        let now = Instant::now();
+        let wake = feeds
+            .values()
+            .filter(|f| f.pending.is_some())
+            .map(|f| f.ready_at)
+            .min()
+            .map_or(next_full, |r| r.min(next_full));
+        match notices.recv_timeout(wake.saturating_duration_since(now)) {
+            Ok(Notice::Attach(id, publisher)) => {
+                feeds.insert(
+                    id,
+                    Feed {
+                        publisher,
+                        pending: None,
+                        ready_at: now,
+                    },
+                );
             }
-            let now = Instant::now();
-            let full = now >= next_full;
-            if full || (pending.is_some() && now >= ready_at) {
-                let changed = if full {
-                    pending = None;
-                    Changed::Everything
-                } else {
-                    pending.take().unwrap_or(Changed::Everything)
-                };
-                let started = Instant::now();
-                self.publish_pass(&changed);
-                let ended = Instant::now();
-                ready_at = ended + (ended - started);
-                if full {
-                    next_full = ended + period;
+            Ok(Notice::Changed(id, notice)) => {
+                if let Some(feed) = feeds.get_mut(&id) {
+                    match &mut feed.pending {
+                        Some(p) => p.absorb(notice),
+                        None => feed.pending = Some(notice),
+                    }
                 }
             }
+            Ok(Notice::Detach(id)) => {
+                feeds.remove(&id);
+            }
+            Ok(Notice::Stop) | Err(RecvTimeoutError::Disconnected) => return,
+            Err(RecvTimeoutError::Timeout) => {}
+        }
+        let now = Instant::now();
+        let full = now >= next_full;
+        for feed in feeds.values_mut() {
+            let changed = if full {
+                feed.pending = None;
+                Changed::Everything
+            } else if feed.pending.is_some() && now >= feed.ready_at {
+                feed.pending.take().unwrap_or(Changed::Everything)
+            } else {
+                continue;
+            };
+            let started = Instant::now();
+            feed.publisher.publish_pass(&changed);
+            let ended = Instant::now();
+            feed.ready_at = ended + (ended - started);
+        }
+        if full {
+            next_full = Instant::now() + period;
         }
     }
 }

@@ -451,6 +451,11 @@ pub mod fault {
         /// The snapshot publisher writes the block and the store sequence as
         /// two publications.
         SplitSnapshot,
+        /// Per-tenant admission checks the cap, then claims a place, as two
+        /// steps.
+        CheckThenEnter,
+        /// A turn clears its flag without looking at its queue again.
+        ClearWithoutLooking,
     }
 
     // Per OS thread: loom runs a model's threads as coroutines on the thread

@@ -63,9 +63,15 @@ fn bench(capacity: usize, hedge: Option<f64>) -> Bench {
     let metrics = Arc::new(Metrics::default());
     let (tx, jobs) = queue::bounded(capacity);
     Bench {
-        construction,
         contexts: Contexts::default(),
-        requester: Requester::new(tx, metrics.clone(), wall_clock()).with_hedge(hedge),
+        requester: Requester::new(
+            tx,
+            construction.versions().clone(),
+            metrics.clone(),
+            wall_clock(),
+        )
+        .with_hedge(hedge),
+        construction,
         metrics,
         jobs,
     }
@@ -85,7 +91,7 @@ impl Bench {
     }
 
     fn worker(&self) -> Worker {
-        Worker::new(self.construction.versions().clone(), self.metrics.clone())
+        Worker::new(self.metrics.clone())
     }
 }
 
@@ -170,6 +176,8 @@ fn a_cancelled_job_stops_and_delivers_nothing() {
     let (mut waiter, delivery) = completion();
     let job = RetrievalJob {
         request: Arc::new(standup(2)),
+        versions: b.construction.versions().clone(),
+        ticket: None,
         completion: delivery.clone(),
         deadline: Instant::now(),
     };
@@ -659,9 +667,14 @@ fn a_dense_fallback_is_encoded_on_the_calling_thread() {
     let (factory, made) = counting_factory();
     let construction = Construction::new(dense_memory(), wall_clock());
     let (tx, _jobs) = queue::bounded(1);
-    let mut requester = Requester::new(tx, Arc::new(Metrics::default()), wall_clock())
-        .with_hedge(None)
-        .with_encoder(Some(factory));
+    let mut requester = Requester::new(
+        tx,
+        construction.versions().clone(),
+        Arc::new(Metrics::default()),
+        wall_clock(),
+    )
+    .with_hedge(None)
+    .with_encoder(Some(factory));
     let fallback = Fallback::Newest(construction.versions());
     // Nobody serves the queue: the request falls back and encodes here.
     let late = requester

@@ -1,8 +1,13 @@
-//! Tenants: each has its own store, durable ledger, serving runtime
-//! (construction actor, publisher, workers) and writer, in
-//! `<data-dir>/tenants/<name>/`. Nothing is shared between tenants but the
-//! HTTP front and the request threads, so no request can reach another
-//! tenant's facts: every handler gets its tenant from the bearer token.
+//! Tenants: each has its own store, durable ledger (in
+//! `<data-dir>/tenants/<name>/`), serving runtime and write path. The
+//! threads are shared: one [`Host`] (construction threads where each
+//! tenant's construction actor is a task, one retrieval worker pool with a
+//! per-tenant share of its queue, one snapshot publisher), the request
+//! threads and the HTTP front, so the thread count is fixed by the options
+//! whatever the number of tenants. What is shared carries no tenant's data
+//! from one request to the next: a job carries its own tenant's store, and
+//! every handler gets its tenant from the bearer token, so no request can
+//! reach another tenant's facts.
 
 use std::collections::{HashMap, HashSet};
 use std::num::NonZeroU32;
@@ -18,15 +23,20 @@ use super::{files, tokens};
 use crate::durable::DurableLedger;
 use pfm::config::Config;
 use pfm::error::{Error, Result};
-use pfm_serve::{Runtime, ServeOptions};
+use pfm_serve::{Host, Runtime, ServeOptions};
 
 /// How each tenant's store is served.
 #[derive(Clone, Debug)]
 pub struct TenantOptions {
     /// The store's parameters.
     pub config: Config,
-    /// Retrieval workers per tenant.
+    /// Retrieval worker threads, shared by every tenant.
     pub workers: usize,
+    /// Construction threads, shared: this many tenants commit at once.
+    pub construction_threads: usize,
+    /// Most fresh-mode jobs one tenant may have queued or running in the
+    /// shared worker queue (the excess falls back to the snapshot at once).
+    pub tenant_jobs: usize,
     /// When writes reach the disk.
     pub fsync: Fsync,
     /// Requests per second per tenant (bursts of up to this many).
@@ -38,8 +48,35 @@ pub struct TenantOptions {
     /// Most registered contexts per tenant.
     pub max_contexts: usize,
     /// The dense arm's files: when set, each tenant's store embeds its facts
-    /// (MiniLM, on the writer's path) and the dense rankers are served.
+    /// (MiniLM, one session shared by every tenant's write path) and the
+    /// dense rankers are served.
     pub models: Option<pfm_dense::ModelDir>,
+}
+
+impl TenantOptions {
+    /// The serving options of the host and of each tenant's runtime.
+    fn serve(&self) -> ServeOptions {
+        ServeOptions {
+            construction_threads: self.construction_threads,
+            tenant_jobs: Some(self.tenant_jobs),
+            workers: self.workers,
+            queue: self.workers,
+            pin_workers: false,
+            // Graph pruning is not in the durable ledger: a restart
+            // would bring pruned edges back, so the server never prunes.
+            prune_every: None,
+            max_contexts: self.max_contexts,
+            encoder: self.models.clone().map(|dir| -> pfm_serve::EncoderFactory {
+                // One MiniLM session on one thread per worker and per
+                // request thread that serves a dense request.
+                Arc::new(move || {
+                    Ok(Box::new(pfm_dense::MiniLm::load(&dir, 1)?)
+                        as Box<dyn pfm::vector::Encoder>)
+                })
+            }),
+            ..ServeOptions::default()
+        }
+    }
 }
 
 /// One tenant's memory.
@@ -48,7 +85,7 @@ pub struct Tenant {
     pub name: String,
     /// Its serving runtime.
     pub runtime: Arc<Runtime>,
-    writer: Mutex<Writer>,
+    writer: Writer,
     limiter: DefaultDirectRateLimiter,
     ingest: DefaultDirectRateLimiter,
     /// Its jobs on the request threads (see `pool`).
@@ -64,13 +101,15 @@ impl std::fmt::Debug for Tenant {
 }
 
 impl Tenant {
-    /// Opens a tenant's ledger (replaying it) and starts serving it. Must
-    /// run on a thread that may block (not an async task).
-    fn open(name: &str, dir: &Path, options: &TenantOptions) -> Result<Tenant> {
+    /// Opens a tenant's ledger (replaying it) and starts serving it on the
+    /// shared executors. Must run on a thread that may block (not an async
+    /// task).
+    fn open(name: &str, dir: &Path, shared: &Shared) -> Result<Tenant> {
+        let options = &shared.options;
         let (store, mut memory) = DurableLedger::open(dir, options.config.clone())?;
-        if let Some(models) = &options.models {
+        if let Some(encoder) = &shared.encoder {
             // Vectors are not stored: a restart embeds every retained fact.
-            memory.set_encoder(Box::new(pfm_dense::MiniLm::load(models, 1)?), false)?;
+            memory.set_encoder(Box::new(encoder.clone()), false)?;
         }
         tracing::info!(
             tenant = name,
@@ -78,35 +117,12 @@ impl Tenant {
             seq = memory.ledger().seq(),
             "tenant replayed"
         );
-        let runtime = Arc::new(Runtime::start(
-            memory,
-            ServeOptions {
-                workers: options.workers,
-                queue: options.workers,
-                pin_workers: false,
-                // Graph pruning is not in the durable ledger: a restart
-                // would bring pruned edges back, so the server never prunes.
-                prune_every: None,
-                max_contexts: options.max_contexts,
-                encoder: options
-                    .models
-                    .clone()
-                    .map(|dir| -> pfm_serve::EncoderFactory {
-                        // One MiniLM session on one thread per worker and per
-                        // request thread that serves a dense request.
-                        Arc::new(move || {
-                            Ok(Box::new(pfm_dense::MiniLm::load(&dir, 1)?)
-                                as Box<dyn pfm::vector::Encoder>)
-                        })
-                    }),
-                ..ServeOptions::default()
-            },
-        )?);
+        let runtime = Arc::new(Runtime::attach(&shared.host, memory, &options.serve())?);
         let writer = Writer::start(store, runtime.clone(), options.fsync)?;
         Ok(Tenant {
             name: name.to_owned(),
             runtime,
-            writer: Mutex::new(writer),
+            writer,
             limiter: RateLimiter::direct(Quota::per_second(options.rate_limit)),
             ingest: RateLimiter::direct(Quota::per_second(options.observe_rate)),
             in_flight: InFlight::default(),
@@ -115,10 +131,7 @@ impl Tenant {
 
     /// Queues a write.
     pub fn write(&self, op: WriteOp) -> Result<()> {
-        self.writer
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .send(op)
+        self.writer.send(op)
     }
 
     /// Whether a request may go ahead under the tenant's rate limit.
@@ -136,20 +149,25 @@ impl Tenant {
         }
     }
 
-    /// Finishes queued writes durably and stops the writer (the runtime
-    /// stops when the last handle on it is dropped).
+    /// Finishes queued writes durably and stops taking new ones (the
+    /// runtime stops when the last handle on it is dropped).
     fn close(&self) {
-        self.writer
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .close();
+        self.writer.close();
     }
+}
+
+/// What every tenant is opened with.
+struct Shared {
+    options: TenantOptions,
+    host: Arc<Host>,
+    /// The write path's MiniLM session, when the dense arm is on.
+    encoder: Option<pfm_dense::SharedMiniLm>,
 }
 
 /// Every tenant, by token hash.
 pub struct Tenants {
     data_dir: PathBuf,
-    options: TenantOptions,
+    shared: Shared,
     by_hash: ArcSwap<HashMap<String, Arc<Tenant>>>,
     /// Hashes of the metrics tokens.
     metrics: ArcSwap<HashSet<String>>,
@@ -173,9 +191,19 @@ impl Tenants {
     pub fn open(data_dir: &Path, options: TenantOptions) -> Result<Tenants> {
         files::private_dir(data_dir)?;
         files::private_dir(&data_dir.join("tenants"))?;
+        let host = Host::start(&options.serve())?;
+        let encoder = options
+            .models
+            .as_ref()
+            .map(|models| pfm_dense::MiniLm::load(models, 1).map(pfm_dense::SharedMiniLm::new))
+            .transpose()?;
         let tenants = Tenants {
             data_dir: data_dir.to_owned(),
-            options,
+            shared: Shared {
+                options,
+                host,
+                encoder,
+            },
             by_hash: ArcSwap::from_pointee(HashMap::new()),
             metrics: ArcSwap::from_pointee(HashSet::new()),
             open: Mutex::new((HashMap::new(), None)),
@@ -212,7 +240,7 @@ impl Tenants {
                 None => {
                     let dir = self.data_dir.join("tenants").join(&name);
                     let t = Arc::new(
-                        Tenant::open(&name, &dir, &self.options)
+                        Tenant::open(&name, &dir, &self.shared)
                             .map_err(|e| Error::InvalidState(format!("tenant {name}: {e}")))?,
                     );
                     open.0.insert(name.clone(), t.clone());

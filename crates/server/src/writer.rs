@@ -1,7 +1,15 @@
-//! A tenant's write path: one thread that takes observe and forget requests
-//! in arrival order, applies them on the construction actor (the only
-//! writer of the store), makes what they wrote durable, and only then
-//! answers them.
+//! A tenant's write path: observe and forget requests queue in arrival
+//! order and are applied in *turns* on the tenant's construction actor (the
+//! only writer of the store, a task on the host's shared construction
+//! threads): a turn takes one batch, applies it, makes what it wrote
+//! durable, publishes it, and only then answers it. No thread is the
+//! tenant's own, so an idle tenant costs no thread.
+//!
+//! # Turns
+//! At most one turn of a tenant is queued or running, and no request is
+//! left without one ([`pfm_serve::Turns`], loom-tests `writer_turns`). One
+//! batch per turn keeps tenants that share the construction threads taking
+//! turns.
 //!
 //! # Group commit
 //! With [`Fsync::Group`] a batch is the first waiting request and every
@@ -34,8 +42,8 @@
 //! construction actor, and only then acknowledged: a client that hears
 //! back reads its own write.
 
-use std::sync::Arc;
-use std::thread::JoinHandle;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
@@ -48,7 +56,7 @@ use pfm::fact::FactId;
 use pfm::ledger::Forget;
 use pfm::memory::{Memory, Observation};
 use pfm::time::WallTime;
-use pfm_serve::{Quantity, Runtime, Touched};
+use pfm_serve::{Probe, Quantity, Runtime, Touched, Turns};
 
 /// Most requests in one batch.
 pub const MAX_GROUP: usize = 1024;
@@ -140,6 +148,14 @@ enum Reply {
 }
 
 impl Reply {
+    /// Where a request's answer goes.
+    fn of(op: WriteOp) -> Reply {
+        match op {
+            WriteOp::Observe(_, _, tx) => Reply::Observe(tx),
+            WriteOp::Forget(_, _, tx) => Reply::Forget(tx),
+        }
+    }
+
     fn answer(self, result: Done) {
         match (self, result) {
             (Reply::Observe(tx), Done::Observe(r)) => {
@@ -166,42 +182,89 @@ impl Reply {
     }
 }
 
-/// The handle on a tenant's writer thread.
+/// The handle on a tenant's write path.
 pub struct Writer {
-    tx: Option<Sender<(WriteOp, Instant)>>,
-    thread: Option<JoinHandle<()>>,
+    tx: Sender<(WriteOp, Instant)>,
+    turns: Arc<Queue>,
+    closed: AtomicBool,
+}
+
+/// A tenant's queue of requests and what its turns share.
+struct Queue {
+    rx: Receiver<(WriteOp, Instant)>,
+    /// Whether a turn is queued or running (at most one is).
+    scheduled: Turns,
+    /// The durable state; turns run one at a time on the actor, so the lock
+    /// is never contended.
+    state: Mutex<State>,
+    runtime: Arc<Runtime>,
+    fsync: Fsync,
+}
+
+struct State {
+    durable: Durable,
+    /// Why writes are refused, after a failed sync.
+    failed: Option<String>,
+    probe: Probe,
+}
+
+/// A batch that was applied, synced and (by the time it is answered)
+/// published.
+struct Answers {
+    replies: Vec<Reply>,
+    done: Vec<Done>,
+    arrived: Vec<Instant>,
 }
 
 impl Writer {
-    /// Starts the writer over a store and the runtime serving it.
+    /// The write path over a store and the runtime serving it.
     /// Fails if the stored request ids do not decode.
     pub fn start(store: DurableLedger, runtime: Arc<Runtime>, fsync: Fsync) -> Result<Writer> {
         let log = RequestLog::restore(store.requests()?)
             .map_err(|e| Error::InvalidState(format!("{}: {e}", store.path().display())))?;
         let (tx, rx) = crossbeam_channel::unbounded();
-        let thread = std::thread::Builder::new()
-            .name("pfm-writer".into())
-            .spawn(move || run(Durable { store, log }, &runtime, fsync, &rx))
-            .map_err(|e| Error::ShutDown(format!("cannot start the writer: {e}")))?;
+        let probe = runtime.metrics().probe();
         Ok(Writer {
-            tx: Some(tx),
-            thread: Some(thread),
+            tx,
+            turns: Arc::new(Queue {
+                rx,
+                scheduled: Turns::default(),
+                state: Mutex::new(State {
+                    durable: Durable { store, log },
+                    failed: None,
+                    probe,
+                }),
+                runtime,
+                fsync,
+            }),
+            closed: AtomicBool::new(false),
         })
     }
 
     /// Queues a request (never blocks).
     pub fn send(&self, op: WriteOp) -> Result<()> {
+        if self.closed.load(Ordering::Acquire) {
+            return Err(Error::ShutDown("the writer has stopped".into()));
+        }
         self.tx
-            .as_ref()
-            .and_then(|tx| tx.send((op, Instant::now())).ok())
-            .ok_or_else(|| Error::ShutDown("the writer has stopped".into()))
+            .send((op, Instant::now()))
+            .map_err(|_| Error::ShutDown("the writer has stopped".into()))?;
+        if self.turns.scheduled.request() {
+            Queue::queue(&self.turns);
+        }
+        Ok(())
     }
 
     /// Stops taking requests, finishes the queued ones (durably), and waits.
-    pub fn close(&mut self) {
-        self.tx = None;
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
+    /// From an async task it cannot wait: the queued requests still run.
+    pub fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+        let turns = &self.turns;
+        while !turns.rx.is_empty() || turns.scheduled.scheduled() {
+            // Waits behind every turn already queued on the actor.
+            if turns.runtime.exclusive(|_| ((), Touched::Nothing)).is_err() {
+                return;
+            }
         }
     }
 }
@@ -209,6 +272,111 @@ impl Writer {
 impl Drop for Writer {
     fn drop(&mut self) {
         self.close();
+    }
+}
+
+impl Queue {
+    /// Queues a turn on the actor; if construction has stopped, refuses
+    /// what is waiting.
+    fn queue(turns: &Arc<Queue>) {
+        let (run, after) = (turns.clone(), turns.clone());
+        let queued = turns.runtime.spawn_exclusive(
+            move |memory| run.batch(memory),
+            move |answers| {
+                if let Some(answers) = answers {
+                    after.answer(answers);
+                }
+                after.next();
+            },
+        );
+        if let Err(e) = queued {
+            // Construction stopped (shutdown): nothing queued will run.
+            let why = e.to_string();
+            while let Ok((op, _)) = turns.rx.try_recv() {
+                Reply::of(op).refuse(&why);
+            }
+            turns.scheduled.abandon();
+        }
+    }
+
+    /// After a turn: the next one if requests are waiting (see
+    /// [`Turns::finish`]).
+    fn next(self: &Arc<Self>) {
+        if self.scheduled.finish(|| !self.rx.is_empty()) {
+            Queue::queue(self);
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// One batch, on the actor: applied and synced; what readers may see
+    /// is published when this returns, and only then answered.
+    fn batch(&self, memory: &mut Memory) -> (Option<Answers>, Touched) {
+        let Ok(first) = self.rx.try_recv() else {
+            return (None, Touched::Nothing);
+        };
+        let group = collect(first, &self.rx, self.fsync);
+        let arrived: Vec<Instant> = group.iter().map(|(_, t)| *t).collect();
+        let mut state = self.state();
+        let (work, replies, ids) = split(group, &state.durable.log);
+        if let Some(why) = &state.failed {
+            for reply in replies {
+                reply.refuse(why);
+            }
+            return (None, Touched::Nothing);
+        }
+        let done = apply(memory, work);
+        let (synced, touched) = state.durable.sync(memory, ids, &done);
+        match synced {
+            Ok(()) => (
+                Some(Answers {
+                    replies,
+                    done,
+                    arrived,
+                }),
+                touched,
+            ),
+            Err(e) => {
+                let why = format!(
+                    "the ledger could not be made durable ({e}); restart the server to replay it from disk"
+                );
+                tracing::error!(file = %state.durable.store.path().display(), "{why}");
+                for reply in replies {
+                    reply.refuse(&why);
+                }
+                state.failed = Some(why);
+                (None, Touched::Nothing)
+            }
+        }
+    }
+
+    /// Acknowledges a published batch.
+    fn answer(&self, answers: Answers) {
+        let committed: usize = answers
+            .done
+            .iter()
+            .map(|d| match d {
+                Done::Observe(Ok(o)) if !o.replayed => o.receipts.len(),
+                _ => 0,
+            })
+            .sum();
+        self.runtime
+            .metrics()
+            .counters
+            .observations
+            .fetch_add(committed as u64, Ordering::Relaxed);
+        let mut state = self.state();
+        for ((reply, result), t) in answers
+            .replies
+            .into_iter()
+            .zip(answers.done)
+            .zip(answers.arrived)
+        {
+            state.probe.record(Quantity::Observe, t.elapsed());
+            reply.answer(result);
+        }
     }
 }
 
@@ -282,9 +450,9 @@ fn apply(memory: &mut Memory, work: Vec<Work>) -> Vec<Done> {
     done
 }
 
-/// The writer's durable state. It travels to the construction actor with
-/// each batch and comes back, so a batch is applied and synced there, and
-/// published only once it is durable.
+/// The writer's durable state, used by the turns on the construction
+/// actor, so a batch is applied and synced there, and published only once
+/// it is durable.
 struct Durable {
     store: DurableLedger,
     log: RequestLog,
@@ -330,73 +498,6 @@ impl Durable {
         match synced {
             Ok(()) => (Ok(()), touched),
             Err(e) => (Err(e), Touched::Nothing),
-        }
-    }
-}
-
-fn run(mut durable: Durable, runtime: &Runtime, fsync: Fsync, rx: &Receiver<(WriteOp, Instant)>) {
-    let mut probe = runtime.metrics().probe();
-    let mut failed: Option<String> = None;
-    let path = durable.store.path().to_owned();
-    while let Ok(first) = rx.recv() {
-        let group = collect(first, rx, fsync);
-        let arrived: Vec<Instant> = group.iter().map(|(_, t)| *t).collect();
-        let (work, replies, ids) = split(group, &durable.log);
-        if let Some(why) = &failed {
-            for reply in replies {
-                reply.refuse(why);
-            }
-            continue;
-        }
-        // Applied, synced and published on the actor, in that order; the
-        // replies below are the acknowledgement.
-        let applied = runtime.exclusive(move |memory| {
-            let done = apply(memory, work);
-            let (synced, touched) = durable.sync(memory, ids, &done);
-            ((durable, synced.map(|()| done)), touched)
-        });
-        let outcome = match applied {
-            Ok((back, outcome)) => {
-                durable = back;
-                outcome
-            }
-            Err(e) => {
-                // Construction stopped (shutdown): the batch never ran.
-                for reply in replies {
-                    reply.refuse(&e.to_string());
-                }
-                return;
-            }
-        };
-        match outcome {
-            Ok(done) => {
-                let committed: usize = done
-                    .iter()
-                    .map(|d| match d {
-                        Done::Observe(Ok(o)) if !o.replayed => o.receipts.len(),
-                        _ => 0,
-                    })
-                    .sum();
-                runtime
-                    .metrics()
-                    .counters
-                    .observations
-                    .fetch_add(committed as u64, std::sync::atomic::Ordering::Relaxed);
-                for ((reply, result), t) in replies.into_iter().zip(done).zip(arrived) {
-                    probe.record(Quantity::Observe, t.elapsed());
-                    reply.answer(result);
-                }
-            }
-            Err(e) => {
-                let why = format!(
-                    "the ledger could not be made durable ({e}); restart the server to replay it from disk"
-                );
-                tracing::error!(file = %path.display(), "{why}");
-                for reply in replies {
-                    reply.refuse(&why);
-                }
-                failed = Some(why);
-            }
         }
     }
 }

@@ -13,7 +13,7 @@ use tokio::sync::oneshot;
 #[test]
 fn a_retried_request_id_is_answered_from_its_commit_and_writes_nothing() {
     let dir = tempdir("retry");
-    let (runtime, mut writer) = open(&dir);
+    let (runtime, writer) = open(&dir);
     let text = "The standup with Alex Rivera is moved to 9:30am.";
 
     // The first attempt's client gives up before the answer (a 408).
@@ -59,7 +59,7 @@ fn a_retried_request_id_is_answered_from_its_commit_and_writes_nothing() {
     writer.close();
     drop(writer);
     drop(runtime);
-    let (runtime, mut writer) = open(&dir);
+    let (runtime, writer) = open(&dir);
     let after = observe(&writer, text, Some("req-1"));
     assert!(after.replayed);
     assert_eq!(after.receipts, retry.receipts);

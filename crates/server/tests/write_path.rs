@@ -14,7 +14,7 @@ use support::{observe, open_with, tempdir};
 #[test]
 fn a_write_is_published_before_its_answer_and_rebuilds_only_the_contexts_it_reaches() {
     let dir = tempdir("publish");
-    let (runtime, mut writer) = open_with(
+    let (runtime, writer) = open_with(
         &dir,
         ServeOptions {
             // No periodic full pass during the test: every rebuild below is

@@ -304,7 +304,7 @@ pub fn run(options: &LoadOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Loa
             prune_every: Some(options.prune_every),
             background: options.background,
             clock: std::sync::Arc::new(move || now),
-            encoder: None,
+            ..ServeOptions::default()
         },
     )?;
     let contexts = queries
