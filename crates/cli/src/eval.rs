@@ -59,12 +59,21 @@ pub struct EvalArgs {
     /// Run only the LoCoMo study and print its tables.
     #[arg(long)]
     locomo_only: bool,
+    /// Run only the speculation-gate study and print its tables.
+    #[arg(long, conflicts_with = "locomo_only")]
+    gate_only: bool,
 }
 
 impl EvalArgs {
     pub fn run(self) -> Result<()> {
         if self.locomo_only {
             print!("{}", eval::locomo::study(&self.locomo)?);
+            return Ok(());
+        }
+        if self.gate_only {
+            let mut tables = String::new();
+            eval::speculation::markdown(&mut tables, &eval::speculation::run()?);
+            print!("{tables}");
             return Ok(());
         }
         let options = EvalOptions {

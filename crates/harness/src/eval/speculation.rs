@@ -113,30 +113,30 @@ const FAMILY_A: Templates = Templates {
         "Currently {n} is {v}.",
     ],
     // By hedge strength 1 (firm) to 5 (a bare possibility), two each.
-    plans: &[
-        [
+    plans: [
+        &[
             "I'm scheduled to change {n} to {v}.",
             "I will switch {n} to {v} soon.",
         ],
-        [
+        &[
             "I'm planning to change {n} to {v}.",
             "I'm going to make {v} {n}.",
         ],
-        [
+        &[
             "I'm hoping to change {n} to {v}.",
             "I want to make {v} {n}.",
         ],
-        [
+        &[
             "I'm thinking about making {v} {n}.",
             "I'm considering {v} for {n}.",
         ],
-        ["I might change {n} to {v}.", "Maybe {v} will be {n}."],
+        &["I might change {n} to {v}.", "Maybe {v} will be {n}."],
     ],
-    confirm: &[
-        "I finally switched: {n} is {v}.",
-        "It happened: {n} is officially {v}.",
-        "As of today {n} is {v}.",
-        "We did it, {n} is {v} now.",
+    confirm: [
+        &["I finally switched: {n} is {v}."],
+        &["It happened: {n} is officially {v}."],
+        &["As of today {n} is {v}."],
+        &["We did it, {n} is {v} now."],
     ],
     abandon: &[
         "I decided not to change {n} to {v}.",
@@ -157,33 +157,33 @@ const FAMILY_B: Templates = Templates {
         "{v} is {n}, has been for a while.",
         "If it matters, {n} is {v}.",
     ],
-    plans: &[
-        [
+    plans: [
+        &[
             "It's on the calendar: {n} becomes {v} next month.",
             "The paperwork for {v} as {n} is filed.",
         ],
-        [
+        &[
             "My plan is to make {v} {n}.",
             "Next month {n} becomes {v}, that's the idea.",
         ],
-        [
+        &[
             "I'd love for {n} to be {v} someday.",
             "Part of me wants {v} as {n}.",
         ],
-        [
+        &[
             "I've been toying with {v} for {n}.",
             "I keep weighing {v} for {n}.",
         ],
-        [
+        &[
             "There's a chance {n} ends up being {v}.",
             "Who knows, {n} could be {v} eventually.",
         ],
     ],
-    confirm: &[
-        "Done deal: {n} is now {v}.",
-        "Settled in nicely, {n} is {v}.",
-        "{v} is {n} now, moved over last week.",
-        "Signed everything, {n} is {v}.",
+    confirm: [
+        &["Done deal: {n} is now {v}."],
+        &["Settled in nicely, {n} is {v}."],
+        &["{v} is {n} now, moved over last week."],
+        &["Signed everything, {n} is {v}."],
     ],
     abandon: &[
         "Scrap the {v} idea.",
@@ -208,33 +208,33 @@ const FAMILY_C: Templates = Templates {
         "Noting that {n} is {v}.",
         "Okay so {n} is {v}.",
     ],
-    plans: &[
-        [
+    plans: [
+        &[
             "Starting Monday, {n} switches to {v}.",
             "I've booked the change: {n} will be {v} from the first.",
         ],
-        [
+        &[
             "The goal is to have {v} as {n} by spring.",
             "I've decided {v} is going to be {n} next.",
         ],
-        [
+        &[
             "Ideally {n} would be {v}.",
             "I'm really keen on {v} for {n}.",
         ],
-        [
+        &[
             "I'm mulling over {v} for {n}.",
             "{v} for {n} is on my shortlist.",
         ],
-        [
+        &[
             "It's possible {n} turns into {v}.",
             "Not sure yet, but {n} could turn out to be {v}.",
         ],
     ],
-    confirm: &[
-        "All done, {n} is {v} as of this week.",
-        "The switch is complete: {n} is {v}.",
-        "Made it official, {n} is now {v}.",
-        "{n} is {v} now, everything's sorted.",
+    confirm: [
+        &["All done, {n} is {v} as of this week."],
+        &["The switch is complete: {n} is {v}."],
+        &["Made it official, {n} is now {v}."],
+        &["{n} is {v} now, everything's sorted."],
     ],
     abandon: &[
         "The {v} thing is off.",
@@ -248,12 +248,148 @@ const FAMILY_C: Templates = Templates {
     ],
 };
 
+/// Family D: written (and committed) before the gate's second, structural
+/// version, by a different hand from its rules: 20 phrasings of every
+/// statement type, none of them read while the rules were written. Every
+/// other family is seen by now (C's misses shaped the structural rules).
+const FAMILY_D: Templates = Templates {
+    current: &[
+        "For the record, {n} is {v}.",
+        "{n} is {v}, in case you need it.",
+        "I'm happy with {n}: it's {v}.",
+        "Fyi {n} is {v}.",
+        "{n} is {v} and I like it that way.",
+        "You asked about {n}; it's {v}.",
+        "{v} is {n} at present.",
+        "Nothing fancy, {n} is just {v}.",
+        "These past months {n} has been {v}.",
+        "{n} remains {v}.",
+        "Yep, {n} is {v}.",
+        "{n} is {v}, same as last year.",
+        "To answer your question, {n} is {v}.",
+        "Honestly {n} is {v} and it works.",
+        "{n} is {v}, which suits me.",
+        "Reminder: {n} is {v}.",
+        "{n} is {v} these days, no complaints.",
+        "I'd say {n} is {v}.",
+        "As things stand, {n} is {v}.",
+        "{n} is {v}, if you were wondering.",
+    ],
+    plans: [
+        &[
+            "From next week on, {n} will be {v}.",
+            "{n} is set to become {v} in two weeks.",
+            "The change to {v} for {n} is booked for the end of the month.",
+            "Come April, {n} changes to {v}.",
+        ],
+        &[
+            "I'm determined to get {n} changed to {v}.",
+            "My next step is switching {n} to {v}.",
+            "I've made up my mind to go with {v} for {n}.",
+            "We're aiming for {v} as {n} this summer.",
+        ],
+        &[
+            "I wish {n} were {v}.",
+            "It would be great if {n} became {v}.",
+            "My dream is for {n} to be {v}.",
+            "I've got my heart set on {v} for {n}.",
+        ],
+        &[
+            "I've been looking at {v} as an option for {n}.",
+            "{v} is a contender for {n}.",
+            "I'm debating {v} for {n}.",
+            "I'm tempted by {v} for {n}.",
+        ],
+        &[
+            "{n} may well become {v}.",
+            "Depending on how things go, {n} might be {v}.",
+            "{v} as {n}? Not out of the question.",
+            "I haven't decided, but {v} could be {n}.",
+        ],
+    ],
+    confirm: [
+        &[
+            "I went ahead and switched {n} to {v}.",
+            "{n} is {v} now, the switch is done.",
+            "We made the move: {n} is {v}.",
+            "It's official, {n} is {v}.",
+            "I changed {n} to {v} last week.",
+        ],
+        &[
+            "It finally went through: {n} is {v}.",
+            "Good news, {n} is now {v}.",
+            "The plan worked out and {n} is {v}.",
+            "It came through, so {n} is {v}.",
+            "That's sorted, {n} is {v}.",
+        ],
+        &[
+            "{n} is now {v}.",
+            "Now {n} is {v}.",
+            "{v} is {n} now.",
+            "{n} has become {v}.",
+            "{n} is {v} as of Monday.",
+        ],
+        &[
+            "Last week {n} became {v}.",
+            "I started with {v} as {n} yesterday.",
+            "{n} turned into {v} over the holidays.",
+            "We completed the move, so {n} is {v}.",
+            "Since Friday {n} has been {v}.",
+        ],
+    ],
+    abandon: &[
+        "I'm not switching to {v} after all.",
+        "The {v} plan is dead.",
+        "{v} is no longer on the table.",
+        "We scrapped the idea of {v}.",
+        "I've ruled out {v}.",
+        "{v} didn't pan out.",
+        "I passed on {v} in the end.",
+        "I decided against {v}.",
+        "No more talk of {v}, it's cancelled.",
+        "I'm sticking with what I have, so no {v}.",
+        "{v} is off the list.",
+        "I've given up on the {v} idea.",
+        "The {v} option collapsed.",
+        "Turns out {v} won't happen.",
+        "Never mind about {v}.",
+        "I let the {v} thing go.",
+        "{v} got cancelled.",
+        "I pulled out of {v}.",
+        "{v} was a no-go.",
+        "Dropping {v}, it's not for me.",
+    ],
+    completed: &[
+        "I moved, so {n} is {v} now.",
+        "Last month {n} changed to {v}.",
+        "{n} switched over to {v} two weeks ago.",
+        "I've started going to {v}, that's {n} now.",
+        "{n} became {v} this spring.",
+        "We relocated and {n} is {v}.",
+        "I made the jump: {n} is {v}.",
+        "Since the start of the month {n} is {v}.",
+        "{n} is {v} now, changed it on Tuesday.",
+        "I left the old one, {n} is {v} today.",
+        "{n} changed: it's {v}.",
+        "Switched! {n} is {v}.",
+        "After the move, {n} is {v}.",
+        "I signed up and {n} is {v} as of yesterday.",
+        "{n} is {v} ever since the spring.",
+        "We've transferred everything, {n} is {v}.",
+        "I'm now with {v}, that's {n}.",
+        "Out with the old: {n} is {v}.",
+        "{n} was changed to {v} this week.",
+        "Started at {v} on Monday, so {n} is {v}.",
+    ],
+};
+
 /// One family's phrasings of each statement type.
 struct Templates {
     current: &'static [&'static str],
-    /// By hedge strength 1 to 5, two each.
-    plans: &'static [[&'static str; 2]; 5],
-    confirm: &'static [&'static str; 4],
+    /// By hedge strength 1 (firm) to 5 (a bare possibility).
+    plans: [&'static [&'static str]; 5],
+    /// By confirmation wording (the `confirmation` splits).
+    confirm: [&'static [&'static str]; 4],
     abandon: &'static [&'static str],
     completed: &'static [&'static str],
 }
@@ -265,8 +401,11 @@ enum Family {
     A,
     /// Seen: its misses shaped the table's extension.
     B,
-    /// Held out: written before the extension, never shaped the rules.
+    /// Written before the table's extension from B; its misses shaped the
+    /// structural rules (seen).
     C,
+    /// Held out: written before the structural rules, never read by them.
+    D,
 }
 
 const FILLER: [&str; 6] = [
@@ -352,6 +491,7 @@ fn conversation(
         Family::A => &FAMILY_A,
         Family::B => &FAMILY_B,
         Family::C => &FAMILY_C,
+        Family::D => &FAMILY_D,
     };
     let (cur, plans, conf, aband, comp) = (t.current, t.plans, t.confirm, t.abandon, t.completed);
     let filler = |k: usize| (FILLER[(i + k) % FILLER.len()].to_owned(), Role::Filler);
@@ -361,11 +501,17 @@ fn conversation(
     ];
     match bucket {
         Bucket::Control => turns.push((fill(comp[i % comp.len()], field, &next), Role::Outcome)),
-        _ => turns.push((fill(plans[strength][i % 2], field, &next), Role::Plan)),
+        _ => {
+            let p = plans[strength];
+            turns.push((fill(p[i % p.len()], field, &next), Role::Plan))
+        }
     }
     turns.extend((1..=fillers).map(filler));
     match bucket {
-        Bucket::CameTrue => turns.push((fill(conf[confirm], field, &next), Role::Outcome)),
+        Bucket::CameTrue => {
+            let c = conf[confirm];
+            turns.push((fill(c[i % c.len()], field, &next), Role::Outcome))
+        }
         Bucket::Abandoned => {
             turns.push((fill(aband[i % aband.len()], field, &next), Role::Outcome))
         }
@@ -398,17 +544,18 @@ fn splits() -> Vec<(&'static str, &'static str, Vec<Conversation>)> {
     };
     out.push(("held-out", "B", held(Family::B)));
     out.push(("held-out", "C", held(Family::C)));
+    out.push(("held-out", "D", held(Family::D)));
     for (s, name) in HEDGE_NAMES.iter().enumerate() {
         let c = (0..20)
-            .map(|i| conversation(i, Bucket::Open, false, Family::C, s, 0, 2))
+            .map(|i| conversation(i, Bucket::Open, false, Family::D, s, 0, 2))
             .collect();
-        out.push((*name, "C", c));
+        out.push((*name, "D", c));
     }
     for (w, name) in CONFIRM_NAMES.iter().enumerate() {
         let c = (0..20)
-            .map(|i| conversation(i, Bucket::CameTrue, false, Family::C, i % 5, w, 2))
+            .map(|i| conversation(i, Bucket::CameTrue, false, Family::D, i % 5, w, 2))
             .collect();
-        out.push((*name, "C", c));
+        out.push((*name, "D", c));
     }
     out
 }
