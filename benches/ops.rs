@@ -145,30 +145,51 @@ fn typed_commits(c: &mut Criterion) {
     group.finish();
 }
 
-/// Statements of each kind the gate tells apart, as they reach it.
-const STATEMENTS: [&str; 10] = [
-    "I might move the standup with Alex Rivera to 10am next week.",
-    "We're thinking about pushing the Halcyon launch to Dec 3.",
-    "I'm planning to raise my day rate to $1,200 in January.",
-    "The Halcyon launch finally moved to Dec 3.",
-    "I've been living in Tacoma since March.",
-    "Actually, the budget cap for Halcyon is $45k, not $50k.",
-    "The Seattle move fell through, so I'm staying in Portland after all.",
-    "The standup with Alex Rivera is moved to 10:45am.",
-    "The budget cap for Halcyon is 45,000 EUR.",
-    "Priya Natarajan's day rate is now $1,150.",
+/// Statements of each kind the gate tells apart, as they reach it, with
+/// the value each is keyed with.
+const STATEMENTS: [(&str, &str); 10] = [
+    (
+        "I might move the standup with Alex Rivera to 10am next week.",
+        "10am",
+    ),
+    (
+        "We're thinking about pushing the Halcyon launch to Dec 3.",
+        "dec 3",
+    ),
+    (
+        "I'm planning to raise my day rate to $1,200 in January.",
+        "$1,200",
+    ),
+    ("The Halcyon launch finally moved to Dec 3.", "dec 3"),
+    ("I've been living in Tacoma since March.", "tacoma"),
+    (
+        "Actually, the budget cap for Halcyon is $45k, not $50k.",
+        "$45k",
+    ),
+    (
+        "The Seattle move fell through, so I'm staying in Portland after all.",
+        "portland",
+    ),
+    (
+        "The standup with Alex Rivera is moved to 10:45am.",
+        "10:45am",
+    ),
+    ("The budget cap for Halcyon is 45,000 EUR.", "45,000 eur"),
+    ("Priya Natarajan's day rate is now $1,150.", "$1,150"),
 ];
 
 fn gate(c: &mut Criterion) {
-    let normalized: Vec<String> = STATEMENTS.iter().map(|s| pfm::text::normalize(s)).collect();
+    let normalized: Vec<(String, &str)> = STATEMENTS
+        .iter()
+        .map(|(s, v)| (pfm::text::normalize(s), *v))
+        .collect();
     let mut group = c.benchmark_group("gate");
     group.bench_function("classify", |b| {
         let mut i = 0;
         b.iter(|| {
             i += 1;
-            black_box(pfm::extract::gate::classify(
-                &normalized[i % normalized.len()],
-            ))
+            let (text, value) = &normalized[i % normalized.len()];
+            black_box(pfm::extract::gate::classify(text, Some(value)))
         })
     });
     group.finish();

@@ -469,6 +469,10 @@ impl Memory {
                 .unwrap_or_else(|| normalized.clone())
         };
         let plain = o.op == Op::Accept && o.key.is_none() && o.target.is_none();
+        let valueless = o.op == Op::Accept
+            && given.is_none()
+            && extraction.keyed.is_none()
+            && slots::find_values(&normalized).is_empty();
         let (key, value) = match (o.key.or(targeted), extraction.keyed) {
             (Some(key), _) => {
                 let value = match given {
@@ -492,22 +496,45 @@ impl Memory {
         // The gate reads when the value holds (the caller may say it); a
         // plan, a correction or an abandonment is not a cue's to type.
         let kind = match (o.op, o.target) {
-            (Op::Accept, None) if keyed => {
-                o.kind.unwrap_or_else(|| gate::classify(&normalized).kind)
-            }
+            (Op::Accept, None) if keyed => o.kind.unwrap_or_else(|| {
+                // The gate reads the cues around the value the text states
+                // (none when the value is the whole text by default).
+                let stated = value.as_deref().filter(|v| *v != normalized);
+                gate::classify(&normalized, stated).kind
+            }),
             _ => Kind::Other,
+        };
+        // A denial with no plan to abandon may still be a retraction
+        // ("Scratch that, it's not $40k after all"): the cues read it.
+        let no_plans = || {
+            key.as_ref()
+                .or(extraction.cell.as_ref())
+                .is_none_or(|k| self.ledger.pending_plans(k).is_empty())
+        };
+        let denial = kind == Kind::Abandonment && o.kind.is_none() && no_plans();
+        // A confirmation that states no value ("the move went through")
+        // confirms its key's plan when the key has exactly one: the
+        // statement carries the plan's value (`ledger::plans`, "confirm").
+        let confirms = (valueless && kind == Kind::Completed)
+            .then(|| self.sole_plan(key.as_ref().or(extraction.cell.as_ref())?))
+            .flatten();
+        let (key, value) = match confirms {
+            Some((k, v)) => (Some(k), Some(v)),
+            None => (key, value),
         };
         // A plain statement's cues may make it a typed operation (the
         // ledger applies it only where it fits: see `ledger::ops`).
-        let cued = if plain && keyed && matches!(kind, Kind::Other | Kind::Completed) {
+        let cued = if plain && keyed && (matches!(kind, Kind::Other | Kind::Completed) || denial) {
             cues::find_op(&normalized)
         } else {
             None
         };
+        // A denial only ever retracts: it asserts no value to contest with.
+        let cued = cued.filter(|op| !denial || *op == Op::Revoke);
         let (op, key, value) = match (kind, cued, key, extraction.cell) {
+            (_, Some(Op::Revoke), None, Some(cell)) => (Op::Revoke, Some(cell), None),
             (Kind::Abandonment, _, None, Some(cell)) => (Op::Accept, Some(cell), None),
             (Kind::Correction, _, Some(k), _) if value.is_some() => (Op::Reject, Some(k), value),
-            (_, Some(Op::Revoke), None, Some(cell)) => (Op::Revoke, Some(cell), None),
             (_, Some(op), Some(k), _) => (op, Some(k), value),
             (_, _, key, _) => (o.op, key, value),
         };
@@ -539,6 +566,17 @@ impl Memory {
             target: o.target,
             inferred,
         })
+    }
+
+    /// The key's one pending plan, as the key and the plan's value (a
+    /// value-less confirmation's; none when the key has no plan or
+    /// several).
+    fn sole_plan(&self, key: &Key) -> Option<(Key, String)> {
+        let [plan] = self.ledger.pending_plans(key) else {
+            return None;
+        };
+        let value = self.ledger.get(*plan)?.body.value.as_deref()?.to_owned();
+        Some((key.clone(), value))
     }
 
     /// Applies a commit's changes to the gazetteer, graph and indexes, then

@@ -148,6 +148,41 @@ fn a_correction_contradicts_the_value_it_replaces() {
 }
 
 #[test]
+fn a_confirmation_without_a_value_confirms_the_keys_one_plan() {
+    let mut m = store();
+    say(&mut m, "The Halcyon launch date is Nov 10.", 1);
+    let plan = say(&mut m, "The Halcyon launch might move to Dec 3.", 2).fact();
+    // The text names the cell but no value.
+    let out = say(&mut m, "The Halcyon launch move went through.", 4);
+    let Outcome::Promoted { fact, plan: p, .. } = out else {
+        panic!("{out:?}")
+    };
+    assert_eq!(p, plan);
+    assert_eq!(head(&m).as_deref(), Some("dec 3"));
+    assert_eq!(m.fact(fact).unwrap().body.stated_at, day(4));
+    // A caller's key without a value, read as completed, does the same.
+    let mut m = store();
+    say(&mut m, "The Halcyon launch date is Nov 10.", 1);
+    say(&mut m, "The Halcyon launch might move to Dec 3.", 2);
+    let r = m
+        .observe(Observation::new("It happened!", day(3)).with_key(launch(), None))
+        .unwrap();
+    assert_eq!(r.outcome.name(), "promoted", "{r:?}");
+    assert_eq!(head(&m).as_deref(), Some("dec 3"));
+    // With two plans pending, a value-less confirmation names neither:
+    // nothing is promoted.
+    let mut m = store();
+    say(&mut m, "The Halcyon launch date is Nov 10.", 1);
+    say(&mut m, "The Halcyon launch might move to Dec 3.", 2);
+    say(&mut m, "The Halcyon launch may be pushed to Jan 14.", 3);
+    let out = say(&mut m, "The Halcyon launch move went through.", 4);
+    assert_ne!(out.name(), "promoted", "{out:?}");
+    assert_eq!(m.ledger().pending_plans(&launch()).len(), 2);
+    assert_eq!(head(&m).as_deref(), Some("nov 10"));
+    m.ledger().verify().unwrap();
+}
+
+#[test]
 fn the_callers_kind_overrides_the_gate() {
     let mut m = store();
     let plain = |text: &str, kind: Kind, d: i64| {

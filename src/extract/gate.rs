@@ -2,197 +2,441 @@
 //! statement says about *when* its value holds — a plan or possibility not
 //! yet true (`speculation`, with a graded hedge strength), a change that
 //! happened (`completed`), a fix to a wrong record (`correction`), a plan
-//! given up (`abandonment`), or none of these (`other`). One declarative
-//! table, matched as token sequences (`phrases`; `…` is a gap), checked in
-//! order: abandonment and negated hedges first (so "I'm not going to move"
-//! never stages a move), then completed changes (so "I was planning to move
-//! and finally did" commits), then hedges from the vaguest to the firmest,
-//! then corrections.
+//! given up (`abandonment`), or none of these (`other`).
 //!
-//! What the ledger does with each kind is in `ledger/plans.rs`: a
-//! speculation is staged as a pending version and never becomes current by
-//! itself; an abandonment never commits the value it names.
+//! # How it reads a statement
+//! The gate reads the statement's *modality about its value*, not a list of
+//! whole sentences: one declarative table of cues ([`GATE`]), each with a
+//! [`Role`], matched as token sequences (`phrases`: `…` is a gap, `word+`
+//! any regular inflection, `<class>` a closed word class), and a few
+//! structural rules over where each cue stands relative to the value:
+//! - **scope**: only the sentence that holds the value is read, with the
+//!   value itself masked (so "Planet Fitness" is no plan, and a cancelled
+//!   meeting's value "cancelled" is no abandonment); its *clause* is the
+//!   comma-, colon- or semicolon-bounded stretch around it;
+//! - **asides** are masked first: a modal that introduces speech ("I'd
+//!   say", "I should mention"), an answer ("that would be"), "going to" a
+//!   place, "May" the month (before a number, a preposition or a
+//!   determiner, or at the end of its clause);
+//! - a **negation** before the value in its clause denies the value
+//!   ("I'm not switching to X after all", "X didn't work out"): the
+//!   statement never commits it (an abandonment); a negated hedge ("not
+//!   sure") is a hedge, not a denial;
+//! - a **condition** ("if", "in case", "whether") makes a plan only when the
+//!   value lies in its clause after it ("… if my gym became X"), never in a
+//!   relevance aside ("If it matters, my gym is X");
+//! - a **question** (the value's sentence ends in `?`) is a bare possibility;
+//! - a change that **happened** beyond doubt ("finally", "went through",
+//!   "since", "ago") wins over the hedges that led to it ("I was planning to
+//!   move and finally did"), unless the value's clause has a future
+//!   auxiliary ("I'm finally going to move");
+//! - the **vaguest** hedge names the strength: 5 (a bare possibility:
+//!   "might", "could", a question, a condition) to 1 (a firm plan: "will",
+//!   "scheduled to", a future time: "next week", "in two weeks", "by
+//!   spring").
+//!
+//! Checked in this order: corrections by contrast ("not X but Y"),
+//! abandonments, negated hedges, negations, happened changes, hedges,
+//! corrections, reported changes ("switched", "now"), else `other`.
+//!
+//! The table was written from the study's template families A, B and C and
+//! from synonym sets of their cues; family D was written before it and is
+//! the held-out measure (`eval/README.md`). What the ledger does with each
+//! kind is in `ledger/plans.rs`: a speculation is staged as a pending
+//! version and never becomes current by itself; an abandonment never
+//! commits the value it names.
 
 use std::sync::LazyLock;
 
-use super::phrases::{Table, compile, first_match};
+use super::phrases::{Phrase, VALUE};
 use crate::fact::Kind;
 use crate::text;
+
+/// What a cue of the table does (see the module docs for the order).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// Masked before anything else: speech frames, answers, "going to" a
+    /// place, "May" the month.
+    Aside,
+    /// "Not X but Y": a correction.
+    Contrast,
+    /// A plan given up.
+    Abandon,
+    /// A hedge that holds a negation ("not sure"): masked from the negation
+    /// rule, a hedge of its strength in the value's clause.
+    NegatedHedge,
+    /// A negation: before the value, in its clause, it denies the value.
+    Negation,
+    /// A future auxiliary: a hedge of its strength that also overrides
+    /// [`Role::Done`] in the value's clause.
+    Future,
+    /// A change that happened beyond doubt.
+    Done,
+    /// A hedge of its strength, anywhere in the value's sentence.
+    Hedge,
+    /// A condition: a hedge of its strength only when the value is in its
+    /// clause, after it.
+    Condition,
+    /// A fix to a wrong record.
+    Correction,
+    /// A change reported as done or now true (weaker than a hedge).
+    Changed,
+}
 
 /// One row of the gate's table.
 #[derive(Debug)]
 pub struct GateRule {
-    /// The kind the phrases mark.
-    pub kind: Kind,
-    /// For a speculation, the hedge strength: 1 (a firm plan, "scheduled
-    /// to") to 5 (a bare possibility, "might"); 0 otherwise.
+    /// What the row's cues do.
+    pub role: Role,
+    /// For a hedge, its strength: 1 (a firm plan) to 5 (a bare
+    /// possibility); 0 otherwise.
     pub strength: u8,
-    /// Phrases (normalized; `…` is a gap).
+    /// Phrases (see the module docs for the notation).
     pub phrases: &'static [&'static str],
 }
 
-/// The gate's table, checked in order (the first row with a match wins).
+const fn row(role: Role, strength: u8, phrases: &'static [&'static str]) -> GateRule {
+    GateRule {
+        role,
+        strength,
+        phrases,
+    }
+}
+
+/// The gate's table.
 pub static GATE: &[GateRule] = &[
-    GateRule {
-        kind: Kind::Abandonment,
-        strength: 0,
-        phrases: &[
-            "decided not to",
-            "not going to",
-            "not gonna",
-            "not moving",
-            "won't be",
-            "will not be",
-            "no longer planning",
-            "no longer going to",
-            "fell through",
-            "changed my mind",
-            "called it off",
-            "gave up on",
-            "giving up on",
-            "staying … after all",
-            "keeping … after all",
-            "might not",
-            "may not",
-            "probably won't",
-            "probably not",
-            "isn't happening",
-            "is not happening",
-            "not happening",
-            "forget about",
-            "dropped the",
-            "not worth it",
+    row(
+        Role::Aside,
+        0,
+        &[
+            "i'd <say>",
+            "i would <say>",
+            "i'll <say>",
+            "i will <say>",
+            "i should <say>",
+            "i must <say>",
+            "i can <say>",
+            "let me <say>",
+            "that would be",
+            "that'd be",
+            "going to <det>",
+            "going to <value>",
+            "may <n>",
+            "may <prep>",
+            "may <det>",
+            "may and",
+            "may or",
         ],
-    },
-    GateRule {
-        kind: Kind::Completed,
-        strength: 0,
-        phrases: &[
-            "just moved",
+    ),
+    row(
+        Role::Contrast,
+        0,
+        &[
+            "not … but <value>",
+            "not … it's <value>",
+            "not … it is <value>",
+        ],
+    ),
+    row(
+        Role::Abandon,
+        0,
+        &[
+            "decided not to",
+            "decide+ against",
+            "rule+ out",
+            "ruled out",
+            "call+ off",
+            "called off",
+            "scrap+",
+            "cancel+",
+            "nix+",
+            "ditch+",
+            "shelve+",
+            "drop+",
+            "pass+ on",
+            "give+ up",
+            "gave up",
+            "given up",
+            "giving up",
+            "back+ out",
+            "pull+ out",
+            "walk+ away",
+            "fell through",
+            "fall+ through",
+            "chang+ my mind",
+            "changed my mind",
+            "never mind",
+            "forget about",
+            "forget it",
+            "abandon+",
+            "not worth it",
+            "stay+ … after all",
+            "keep+ … after all",
+            "kept … after all",
+            "stick+ with",
+            "is off",
+            "off the table",
+            "no longer planning",
+            "not happening",
+            "isn't happening",
+        ],
+    ),
+    row(
+        Role::NegatedHedge,
+        5,
+        &[
+            "not sure",
+            "not certain",
+            "don't know",
+            "do not know",
+            "can't rule",
+            "cannot rule",
+        ],
+    ),
+    row(Role::NegatedHedge, 4, &["can't decide", "cannot decide"]),
+    row(
+        Role::NegatedHedge,
+        3,
+        &[
+            "can't wait",
+            "cannot wait",
+            "wouldn't mind",
+            "would not mind",
+        ],
+    ),
+    row(
+        Role::Negation,
+        0,
+        &[
+            "not",
+            "no",
+            "never",
+            "nor",
+            "no longer",
+            "isn't",
+            "aren't",
+            "wasn't",
+            "weren't",
+            "won't",
+            "wouldn't",
+            "don't",
+            "doesn't",
+            "didn't",
+            "can't",
+            "cannot",
+            "couldn't",
+            "shouldn't",
+            "haven't",
+            "hasn't",
+            "ain't",
+        ],
+    ),
+    row(Role::Future, 1, &["will", "<ll>", "shall"]),
+    row(Role::Future, 2, &["going to", "gonna"]),
+    row(
+        Role::Done,
+        0,
+        &[
             "finally",
-            "have been living",
-            "i've been living",
-            "went through",
-            "it happened",
-            "we did it",
-            "already moved",
-            "already switched",
+            "already",
             "officially",
+            "made it official",
+            "it's official",
+            "went through",
+            "came through",
+            "worked out",
+            "it happened",
+            "has happened",
+            "we did it",
+            "done deal",
+            "all done",
+            "is done",
+            "complete",
+            "completed",
+            "sorted",
+            "as of",
+            "since",
+            "ago",
+            "yesterday",
+            "last <unit>",
+            "last <time>",
             "moved in",
             "settled in",
-            "as of today",
+            "has been <value>",
+            "have been <value>",
+            "been living",
         ],
-    },
-    GateRule {
-        kind: Kind::Speculation,
-        strength: 5,
-        phrases: &[
+    ),
+    row(
+        Role::Hedge,
+        5,
+        &[
             "might",
-            "i may",
-            "we may",
-            "may end up",
-            "may be",
-            "may have to",
+            "may",
+            "could",
             "maybe",
             "perhaps",
             "possibly",
-            "could end up",
-            "wondering whether",
-            "wondering if",
-            "should i",
-            "if … then",
-            "in case",
-            "there's a chance",
-            "there is a chance",
-            "chances are",
+            "possible",
+            "potentially",
+            "chance",
+            "chances",
             "who knows",
-            "could be",
-            "could become",
+            "unsure",
+            "uncertain",
+            "we'll see",
+            "wonder+",
+            "should i",
+            "should we",
+            "or not",
+            "odds are",
         ],
-    },
-    GateRule {
-        kind: Kind::Speculation,
-        strength: 4,
-        phrases: &[
-            "thinking about",
-            "thinking of",
-            "considering",
-            "toying with",
-            "weighing",
-            "looking into",
+    ),
+    row(
+        Role::Hedge,
+        4,
+        &[
+            "consider+",
+            "think+ about",
+            "think+ of",
+            "thought about",
+            "thought of",
+            "mull+",
+            "ponder+",
+            "weigh+",
+            "toy+ with",
+            "deliberat+",
+            "contemplat+",
+            "entertain+",
+            "explor+",
+            "look+ into",
+            "shortlist",
+            "open to",
+            "lean+ toward",
+            "lean+ towards",
+            "torn between",
+            "eye+",
         ],
-    },
-    GateRule {
-        kind: Kind::Speculation,
-        strength: 3,
-        phrases: &[
-            "hoping to",
-            "hope to",
-            "would like to",
-            "i'd like to",
-            "want to",
+    ),
+    row(
+        Role::Hedge,
+        3,
+        &[
+            "want+",
             "wanna",
-            "dreaming of",
+            "wish+",
+            "hope+",
+            "like to",
+            "love to",
+            "like for",
+            "love for",
             "i'd love",
-            "i would love",
-            "part of me wants",
+            "i'd like",
+            "would",
+            "i'd",
+            "keen",
+            "dream+",
+            "ideally",
+            "ideal",
+            "prefer+",
+            "eager",
+            "yearn+",
+            "aspir+",
+            "crave+",
+            "part of me",
             "someday",
             "one day",
             "eventually",
+            "fingers crossed",
+            "excited to",
         ],
-    },
-    GateRule {
-        kind: Kind::Speculation,
-        strength: 2,
-        phrases: &[
-            "planning to",
-            "planning on",
-            "plan to",
-            "plan is to",
-            "intend to",
-            "going to",
-            "gonna",
-            "aiming to",
-            "the plan is",
+    ),
+    row(
+        Role::Hedge,
+        2,
+        &[
+            "plan+",
+            "intend+",
+            "intention",
+            "aim+",
+            "goal",
+            "target+",
+            "mean to",
             "the idea is",
             "that's the idea",
-            "next week",
-            "next month",
-            "next year",
+            "about to",
+            "on track to",
+            "try+ to",
+            "trying to",
+        ],
+    ),
+    row(
+        Role::Hedge,
+        1,
+        &[
+            "scheduled to",
+            "expect+ to",
+            "likely to",
+            "on the calendar",
+            "booked",
+            "lined up",
+            "soon",
+            "tomorrow",
+            "upcoming",
+            "next <unit>",
+            "next <time>",
+            "in <n> <unit>",
+            "starting <time>",
+            "starting next",
+            "from <time>",
+            "from the first",
+            "from next",
+            "beginning <time>",
+            "by <time>",
+            "by next",
             "down the line",
             "in the future",
         ],
-    },
-    GateRule {
-        kind: Kind::Speculation,
-        strength: 1,
-        phrases: &[
-            "scheduled to",
-            "about to",
-            "expect to",
-            "will probably",
-            "likely to",
-            "i will",
-            "i'll",
-            "we will",
-            "we'll",
-            "on the calendar",
-        ],
-    },
-    GateRule {
-        kind: Kind::Correction,
-        strength: 0,
-        phrases: &[
+    ),
+    row(
+        Role::Condition,
+        5,
+        &["if", "in case", "whether", "unless", "assuming", "provided"],
+    ),
+    row(
+        Role::Correction,
+        0,
+        &[
             "actually",
             "i meant",
-            "not … but",
+            "i mean",
             "sorry, it's",
             "sorry, it is",
             "correction",
             "i misspoke",
             "to correct",
+            "my mistake",
         ],
-    },
+    ),
+    row(
+        Role::Changed,
+        0,
+        &[
+            "now",
+            "switched",
+            "moved",
+            "changed",
+            "relocated",
+            "transferred",
+            "started",
+            "joined",
+            "became",
+            "turned",
+            "signed",
+            "made the move",
+            "made the switch",
+        ],
+    ),
 ];
 
 /// The gate's verdict on one statement.
@@ -204,93 +448,441 @@ pub struct Verdict {
     pub strength: u8,
 }
 
-static COMPILED: LazyLock<Table<(Kind, u8)>> =
-    LazyLock::new(|| compile(GATE.iter().map(|r| ((r.kind, r.strength), r.phrases))));
+impl Verdict {
+    const fn of(kind: Kind) -> Verdict {
+        Verdict { kind, strength: 0 }
+    }
+}
 
-/// Classifies a normalized statement.
-pub fn classify(normalized: &str) -> Verdict {
-    let toks: Vec<&str> = text::tokens(normalized).collect();
-    let (kind, strength) = first_match(&COMPILED, &toks).unwrap_or((Kind::Other, 0));
-    Verdict { kind, strength }
+static COMPILED: LazyLock<Vec<(Role, u8, Vec<Phrase>)>> = LazyLock::new(|| {
+    GATE.iter()
+        .map(|r| {
+            let phrases = r.phrases.iter().map(|p| Phrase::compile(p)).collect();
+            (r.role, r.strength, phrases)
+        })
+        .collect()
+});
+
+/// A token that no phrase matches (masked asides and negated hedges).
+const MASKED: &str = "\u{2}";
+
+/// The value's sentence, read: its tokens (the value as one [`VALUE`]
+/// token), each token's clause, and where the value is.
+struct Scope<'a> {
+    toks: Vec<&'a str>,
+    clause: Vec<usize>,
+    /// The value's token, if the value was found.
+    value: Option<usize>,
+    /// The sentence ends in a question mark.
+    question: bool,
+}
+
+impl<'a> Scope<'a> {
+    fn read(normalized: &'a str, value: Option<&str>) -> Scope<'a> {
+        // Each token with its sentence and clause, from the punctuation
+        // between tokens.
+        let mut all: Vec<(&str, usize, usize)> = Vec::new();
+        let mut questions = Vec::new();
+        let (mut sentence, mut clause, mut at) = (0, 0, 0);
+        for tok in text::tokens(normalized) {
+            let start = tok.as_ptr() as usize - normalized.as_ptr() as usize;
+            let gap = &normalized[at..start];
+            if !all.is_empty() && gap.contains(['.', '!', '?']) {
+                questions.push(gap.contains('?'));
+                sentence += 1;
+                clause += 1;
+            } else if !all.is_empty() && gap.contains([',', ';', ':', '—']) {
+                clause += 1;
+            }
+            all.push((tok, sentence, clause));
+            at = start + tok.len();
+        }
+        questions.push(normalized[at..].contains('?'));
+        let vtoks: Vec<String> = value
+            .map(|v| text::normalized_tokens(v))
+            .unwrap_or_default();
+        let found = (!vtoks.is_empty())
+            .then(|| {
+                all.windows(vtoks.len())
+                    .position(|w| w.iter().zip(&vtoks).all(|(t, v)| t.0 == v))
+            })
+            .flatten();
+        let sentence = found.map(|i| all[i].1);
+        let mut scope = Scope {
+            toks: Vec::with_capacity(all.len()),
+            clause: Vec::with_capacity(all.len()),
+            value: None,
+            question: sentence.map_or(questions.iter().any(|q| *q), |s| questions[s]),
+        };
+        let mut i = 0;
+        while i < all.len() {
+            let (tok, s, c) = all[i];
+            if sentence.is_some_and(|v| v != s) {
+                i += 1;
+                continue;
+            }
+            if Some(i) == found {
+                scope.value = Some(scope.toks.len());
+                scope.toks.push(VALUE);
+                scope.clause.push(c);
+                i += vtoks.len();
+                continue;
+            }
+            scope.toks.push(tok);
+            scope.clause.push(c);
+            i += 1;
+        }
+        scope
+    }
+
+    /// The value's clause (every clause when the value was not found).
+    fn in_value_clause(&self, at: usize) -> bool {
+        self.value.is_none_or(|v| self.clause[at] == self.clause[v])
+    }
+
+    /// Whether `at` lies before the value in its clause (anywhere when the
+    /// value was not found).
+    fn before_value(&self, at: usize) -> bool {
+        self.in_value_clause(at) && self.value.is_none_or(|v| at < v)
+    }
+
+    /// Whether a negation at `at` denies the value: it stands before the
+    /// value in its clause, or anywhere in a clause the value opens ("X
+    /// didn't work out": the value is what the clause is about).
+    fn denies(&self, at: usize) -> bool {
+        let opens = self.value.is_some_and(|v| {
+            let first = self.clause.iter().position(|c| *c == self.clause[v]);
+            first.is_some_and(|f| v == f || (v == f + 1 && self.toks[f] == "the"))
+        });
+        self.before_value(at) || (opens && self.in_value_clause(at))
+    }
+
+    /// Every occurrence of a row's phrases: (start, end).
+    fn hits(&self, phrases: &[Phrase]) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        for p in phrases {
+            let mut from = 0;
+            while let Some((s, e)) = p.find(&self.toks[from..]) {
+                out.push((from + s, from + e));
+                from += s + 1;
+            }
+        }
+        out
+    }
+
+    /// Masks "may" where it ends its clause: the month ("… is in May,
+    /// on the 3rd"); the modal always has a verb after it.
+    fn mask_months(&mut self) {
+        for i in 0..self.toks.len() {
+            let ends = self.clause.get(i + 1).is_none_or(|c| *c != self.clause[i]);
+            if self.toks[i] == "may" && ends {
+                self.toks[i] = MASKED;
+            }
+        }
+    }
+
+    fn mask(&mut self, (s, e): (usize, usize)) {
+        for t in &mut self.toks[s..e] {
+            if *t != VALUE {
+                *t = MASKED;
+            }
+        }
+    }
+}
+
+/// Classifies a normalized statement. `value` is the value the statement
+/// is keyed with, when known: the gate reads the cues around it (see the
+/// module docs); without it the whole statement is the value's clause.
+pub fn classify(normalized: &str, value: Option<&str>) -> Verdict {
+    let mut scope = Scope::read(normalized, value);
+    let rows = &*COMPILED;
+    let role_hits = |scope: &Scope, role: Role| {
+        rows.iter()
+            .filter(move |r| r.0 == role)
+            .flat_map(|r| scope.hits(&r.2).into_iter().map(move |h| (r.1, h)))
+            .collect::<Vec<_>>()
+    };
+    for (_, h) in role_hits(&scope, Role::Aside) {
+        scope.mask(h);
+    }
+    scope.mask_months();
+    if !role_hits(&scope, Role::Contrast).is_empty() {
+        return Verdict::of(Kind::Correction);
+    }
+    if !role_hits(&scope, Role::Abandon).is_empty() {
+        return Verdict::of(Kind::Abandonment);
+    }
+    let mut strength = 0;
+    for (s, h) in role_hits(&scope, Role::NegatedHedge) {
+        if scope.in_value_clause(h.0) {
+            strength = strength.max(s);
+        }
+        scope.mask(h);
+    }
+    if role_hits(&scope, Role::Negation)
+        .iter()
+        .any(|(_, h)| scope.denies(h.0))
+    {
+        return Verdict::of(Kind::Abandonment);
+    }
+    let future = role_hits(&scope, Role::Future);
+    let future_here = future.iter().any(|(_, h)| scope.in_value_clause(h.0));
+    if !future_here && !role_hits(&scope, Role::Done).is_empty() {
+        return Verdict::of(Kind::Completed);
+    }
+    for (s, _) in future.into_iter().chain(role_hits(&scope, Role::Hedge)) {
+        strength = strength.max(s);
+    }
+    for (s, h) in role_hits(&scope, Role::Condition) {
+        if scope.value.is_some_and(|v| h.0 < v) && scope.before_value(h.0) {
+            strength = strength.max(s);
+        }
+    }
+    if scope.question {
+        strength = 5;
+    }
+    if strength > 0 {
+        return Verdict {
+            kind: Kind::Speculation,
+            strength,
+        };
+    }
+    if !role_hits(&scope, Role::Correction).is_empty() {
+        return Verdict::of(Kind::Correction);
+    }
+    if !role_hits(&scope, Role::Changed).is_empty() {
+        return Verdict::of(Kind::Completed);
+    }
+    Verdict::of(Kind::Other)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn verdict(s: &str) -> (Kind, u8) {
-        let v = classify(&text::normalize(s));
+    fn verdict(s: &str, value: Option<&str>) -> (Kind, u8) {
+        let v = classify(&text::normalize(s), value);
         (v.kind, v.strength)
+    }
+
+    fn kind(s: &str, value: &str) -> Kind {
+        verdict(s, Some(value)).0
     }
 
     #[test]
     fn each_class_on_hand_written_sentences() {
         use Kind::*;
         let cases = [
-            ("I might move to Seattle next year.", (Speculation, 5)),
+            (
+                "I might move to Seattle next year.",
+                "Seattle",
+                (Speculation, 5),
+            ),
             (
                 "We're thinking about switching to Trader Joe's.",
+                "Trader Joe's",
                 (Speculation, 4),
             ),
-            ("I'm hoping to start at Acme in the fall.", (Speculation, 3)),
+            (
+                "I'm hoping to start at Acme in the fall.",
+                "Acme",
+                (Speculation, 3),
+            ),
             (
                 "I'm planning to move the standup to 10am.",
+                "10am",
                 (Speculation, 2),
             ),
             (
                 "The launch is scheduled to move to Dec 3.",
+                "Dec 3",
                 (Speculation, 1),
             ),
             (
                 "If the offer comes through then I'll move to Austin.",
+                "Austin",
                 (Speculation, 5),
             ),
-            ("Should I move the budget cap to $60k?", (Speculation, 5)),
-            ("I just moved to Seattle.", (Completed, 0)),
-            ("I've been living in Tacoma since March.", (Completed, 0)),
-            ("The move went through last week.", (Completed, 0)),
-            ("Actually, the room is 4B.", (Correction, 0)),
-            ("Sorry, it's $45k, not $50k.", (Correction, 0)),
-            ("Not Room 2A but Room 4B.", (Correction, 0)),
-            ("The budget cap is $50k.", (Other, 0)),
+            (
+                "Should I move the budget cap to $60k?",
+                "$60k",
+                (Speculation, 5),
+            ),
+            ("I just moved to Seattle.", "Seattle", (Completed, 0)),
+            (
+                "I've been living in Tacoma since March.",
+                "Tacoma",
+                (Completed, 0),
+            ),
+            (
+                "The move to Austin went through last week.",
+                "Austin",
+                (Completed, 0),
+            ),
+            ("Actually, the room is 4B.", "4B", (Correction, 0)),
+            ("Sorry, it's $45k, not $50k.", "$45k", (Correction, 0)),
+            ("Not Room 2A but Room 4B.", "Room 4B", (Correction, 0)),
+            ("The budget cap is $50k.", "$50k", (Other, 0)),
             (
                 "The standup with Alex Rivera is moved to 10:45am.",
+                "10:45am",
+                (Completed, 0),
+            ),
+            (
+                "The standup with Alex Rivera is cancelled.",
+                "cancelled",
                 (Other, 0),
             ),
         ];
-        for (text, expected) in cases {
-            assert_eq!(verdict(text), expected, "{text}");
+        for (text, value, expected) in cases {
+            assert_eq!(verdict(text, Some(value)), expected, "{text}");
         }
     }
 
     #[test]
-    fn negation_and_nested_hedges() {
+    fn negation_denies_the_value_it_precedes() {
         use Kind::*;
-        // A negated plan or hedge never reads as a plan of its value.
-        assert_eq!(verdict("I'm not going to move to Seattle.").0, Abandonment);
-        assert_eq!(verdict("I might not move to Seattle.").0, Abandonment);
-        assert_eq!(verdict("We decided not to switch stores.").0, Abandonment);
-        assert_eq!(verdict("I'm staying in Portland after all.").0, Abandonment);
-        assert_eq!(verdict("The Seattle move fell through.").0, Abandonment);
-        // Nested hedges: the vaguest hedge names the strength.
         assert_eq!(
-            verdict("I think I might be planning to move to Austin."),
+            kind("I'm not going to move to Seattle.", "Seattle"),
+            Abandonment
+        );
+        assert_eq!(kind("I might not move to Seattle.", "Seattle"), Abandonment);
+        assert_eq!(
+            kind("We decided not to switch to Aldi.", "Aldi"),
+            Abandonment
+        );
+        assert_eq!(
+            kind("I'm staying in Portland after all.", "Portland"),
+            Abandonment
+        );
+        assert_eq!(
+            kind("The Seattle move fell through.", "Seattle"),
+            Abandonment
+        );
+        assert_eq!(
+            kind("Moving to Boise isn't happening.", "Boise"),
+            Abandonment
+        );
+        assert_eq!(kind("Aldi didn't work out for us.", "Aldi"), Abandonment);
+        // A negation after the value, or in another clause, is not about it.
+        assert_eq!(kind("The room is 4B, not 2A.", "4B"), Other);
+        assert_eq!(
+            kind("My gym is Crunch and I don't mind it.", "Crunch"),
+            Other
+        );
+        assert_eq!(
+            kind("I can't say why, but my gym is Crunch.", "Crunch"),
+            Other
+        );
+        // A negated hedge is a hedge.
+        assert_eq!(
+            verdict("I'm not sure my gym will be Crunch.", Some("Crunch")),
             (Speculation, 5)
         );
         assert_eq!(
-            verdict("We're considering planning to switch."),
+            verdict("I can't wait to move to Austin.", Some("Austin")),
+            (Speculation, 3)
+        );
+    }
+
+    #[test]
+    fn nested_hedges_and_happened_changes() {
+        use Kind::*;
+        // The vaguest hedge names the strength.
+        assert_eq!(
+            verdict(
+                "I think I might be planning to move to Austin.",
+                Some("Austin")
+            ),
+            (Speculation, 5)
+        );
+        assert_eq!(
+            verdict(
+                "We're considering planning to switch to Aldi.",
+                Some("Aldi")
+            ),
             (Speculation, 4)
         );
-        // A completed change wins over the plan that led to it.
+        // A change that happened wins over the plan that led to it, unless
+        // the value's clause is still in the future.
         assert_eq!(
-            verdict("I was planning to move and finally did, to Austin.").0,
+            kind(
+                "I was planning to move and finally did, to Austin.",
+                "Austin"
+            ),
             Completed
         );
-        // Words inside others are not cues.
-        assert_eq!(verdict("Maybelline is my brand.").0, Other);
-        assert_eq!(verdict("The mayor's budget cap is $5k.").0, Other);
-        // "May" the month is not a hedge.
-        assert_eq!(verdict("The Halcyon deadline moved to May 3.").0, Other);
-        assert_eq!(verdict("We may end up in Room 4B.").0, Speculation);
+        assert_eq!(
+            kind("I'm finally going to move to Austin.", "Austin"),
+            Speculation
+        );
+        // A future time makes a firm plan; a past one does not.
+        assert_eq!(
+            verdict(
+                "Starting Monday, my gym switches to Crunch.",
+                Some("Crunch")
+            ),
+            (Speculation, 1)
+        );
+        assert_eq!(
+            verdict("My gym becomes Crunch in two weeks.", Some("Crunch")),
+            (Speculation, 1)
+        );
+        assert_eq!(
+            kind("My gym became Crunch this spring.", "Crunch"),
+            Completed
+        );
+    }
+
+    #[test]
+    fn asides_conditions_and_the_value_itself_are_not_cues() {
+        use Kind::*;
+        // A relevance condition, a speech modal, an answer: plain statements.
+        assert_eq!(kind("If it matters, my gym is Crunch.", "Crunch"), Other);
+        assert_eq!(kind("I should mention my gym is Crunch.", "Crunch"), Other);
+        assert_eq!(kind("My gym? That would be Crunch.", "Crunch"), Other);
+        assert_eq!(kind("I'd say my gym is Crunch.", "Crunch"), Other);
+        // A condition over the value is a plan.
+        assert_eq!(
+            verdict("It would be great if my gym became Crunch.", Some("Crunch")),
+            (Speculation, 5)
+        );
+        // "Going to" a place is no future; "May" the month is no hedge.
+        assert_eq!(kind("I keep going to Crunch, my gym.", "Crunch"), Other);
+        assert_eq!(
+            kind("The Halcyon deadline moved to May 3.", "May 3"),
+            Completed
+        );
+        assert_eq!(
+            kind("The Halcyon deadline is in May, on the 3rd.", "the 3rd"),
+            Other
+        );
+        assert_eq!(kind("We may end up in Room 4B.", "Room 4B"), Speculation);
+        assert_eq!(
+            kind("The city I live in may well become Tacoma.", "Tacoma"),
+            Speculation
+        );
+        assert_eq!(kind("By May the launch is Dec 3.", "Dec 3"), Other);
+        // Words of the value, or inside others, are not cues.
+        assert_eq!(kind("My gym is Planet Fitness.", "Planet Fitness"), Other);
+        assert_eq!(kind("Maybelline is my brand.", "Maybelline"), Other);
+        assert_eq!(kind("The mayor's budget cap is $5k.", "$5k"), Other);
+        // Another sentence's hedge is not about the value.
+        assert_eq!(
+            kind("I might go hiking. My gym is Crunch.", "Crunch"),
+            Other
+        );
+    }
+
+    #[test]
+    fn without_a_value_the_whole_statement_is_read() {
+        use Kind::*;
+        assert_eq!(
+            verdict("The Seattle move fell through.", None).0,
+            Abandonment
+        );
+        assert_eq!(verdict("The move went through.", None).0, Completed);
+        assert_eq!(verdict("I might move next year.", None), (Speculation, 5));
+        assert_eq!(verdict("The budget cap is $50k.", None).0, Other);
     }
 }

@@ -3,12 +3,176 @@
 //! normalized and tokenized like the text it is matched against (so "I'm"
 //! and "i'm" are one token either way); `…` in a phrase is a gap: its parts
 //! must occur in order, each after the previous.
+//!
+//! Two more notations keep the tables short and general:
+//! - `word+` matches the word and its regular inflections (`plan+`: plan,
+//!   plans, planned, planning; `hope+`: hopes, hoped, hoping; `try+`:
+//!   tries, tried), never a longer word (`plan+` is not "planet");
+//! - `<class>` matches any word of a closed class ([`Class`]): `<time>`
+//!   (a day, month or season), `<unit>` (day, week, … and plurals), `<n>`
+//!   (a count: digits, "a", "two", "few"), `<say>` (a verb of saying),
+//!   `<det>` (a determiner), `<prep>` (a preposition of time), `<ll>` (a
+//!   contracted "will": "i'll", "we'll") and `<value>` (the statement's
+//!   value, which the gate masks; see [`VALUE`]).
 
 use crate::text;
 
+/// The token that stands for the statement's value once the gate masks it
+/// (no normalized text contains it: normalization keeps no control
+/// characters inside a token).
+pub const VALUE: &str = "\u{1}";
+
+/// A closed word class a phrase may name as `<class>`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Class {
+    /// A weekday, month or season.
+    Time,
+    /// A unit of time.
+    Unit,
+    /// A count.
+    Count,
+    /// A verb of saying.
+    Say,
+    /// A determiner or possessive.
+    Det,
+    /// A preposition that can take a month.
+    Prep,
+    /// A contracted "will".
+    Will,
+    /// The masked value.
+    Value,
+}
+
+impl Class {
+    fn named(name: &str) -> Option<Class> {
+        Some(match name {
+            "time" => Class::Time,
+            "unit" => Class::Unit,
+            "n" => Class::Count,
+            "say" => Class::Say,
+            "det" => Class::Det,
+            "prep" => Class::Prep,
+            "ll" => Class::Will,
+            "value" => Class::Value,
+            _ => return None,
+        })
+    }
+
+    fn holds(self, tok: &str) -> bool {
+        const TIME: &[&str] = &[
+            "monday",
+            "tuesday",
+            "wednesday",
+            "thursday",
+            "friday",
+            "saturday",
+            "sunday",
+            "spring",
+            "summer",
+            "fall",
+            "autumn",
+            "winter",
+            "weekend",
+        ];
+        const UNIT: &[&str] = &["day", "week", "month", "year", "weekend", "quarter"];
+        const COUNT: &[&str] = &[
+            "a", "an", "one", "two", "three", "four", "five", "six", "few", "couple", "several",
+        ];
+        const SAY: &[&str] = &[
+            "say", "mention", "add", "note", "admit", "tell", "remind", "confess", "repeat",
+            "point", "stress", "warn",
+        ];
+        const DET: &[&str] = &[
+            "the", "a", "an", "my", "our", "his", "her", "their", "your", "this", "that",
+        ];
+        const PREP: &[&str] = &[
+            "in", "by", "of", "until", "till", "since", "from", "through", "early", "late", "mid",
+            "next", "last", "this", "every",
+        ];
+        match self {
+            Class::Time => TIME.contains(&tok) || text::is_month(tok),
+            Class::Unit => UNIT
+                .iter()
+                .any(|u| tok == *u || tok.strip_suffix('s') == Some(u)),
+            Class::Count => COUNT.contains(&tok) || tok.bytes().all(|b| b.is_ascii_digit()),
+            Class::Say => SAY.contains(&tok),
+            Class::Det => DET.contains(&tok),
+            Class::Prep => PREP.contains(&tok),
+            Class::Will => tok.len() > 3 && tok.ends_with("'ll"),
+            Class::Value => tok == VALUE,
+        }
+    }
+}
+
+/// One word of a phrase.
+#[derive(Clone, Debug)]
+enum Pattern {
+    /// This word exactly.
+    Word(String),
+    /// This word or a regular inflection of it.
+    Inflected(String),
+    /// Any word of the class.
+    Class(Class),
+}
+
+impl Pattern {
+    fn compile(word: &str) -> Vec<Pattern> {
+        if let Some(class) = word
+            .strip_prefix('<')
+            .and_then(|w| w.strip_suffix('>'))
+            .and_then(Class::named)
+        {
+            return vec![Pattern::Class(class)];
+        }
+        let (stem, inflected) = match word.strip_suffix('+') {
+            Some(stem) => (stem, true),
+            None => (word, false),
+        };
+        let norm = text::normalize(stem);
+        text::tokens(&norm)
+            .map(|t| match inflected {
+                true => Pattern::Inflected(t.to_owned()),
+                false => Pattern::Word(t.to_owned()),
+            })
+            .collect()
+    }
+
+    fn matches(&self, tok: &str) -> bool {
+        match self {
+            Pattern::Word(w) => tok == w,
+            Pattern::Inflected(stem) => inflects(tok, stem),
+            Pattern::Class(c) => c.holds(tok),
+        }
+    }
+}
+
+/// Whether `tok` is `stem` or one of its regular inflections (-s, -es,
+/// -ed, -d, -ing, with a doubled final consonant, a dropped final `e` or a
+/// final `y` turned `i`).
+fn inflects(tok: &str, stem: &str) -> bool {
+    let Some(rest) = tok.strip_prefix(stem) else {
+        let cut = |c: char| stem.strip_suffix(c);
+        return match (cut('e'), cut('y')) {
+            (Some(base), _) => tok.strip_prefix(base).is_some_and(|r| r == "ing"),
+            (_, Some(base)) => tok
+                .strip_prefix(base)
+                .is_some_and(|r| r == "ied" || r == "ies"),
+            _ => false,
+        };
+    };
+    const SUFFIXES: &[&str] = &["", "s", "es", "ed", "d", "ing"];
+    if SUFFIXES.contains(&rest) {
+        return true;
+    }
+    // A doubled final consonant: plan → planned, planning.
+    let last = stem.chars().last();
+    let mut r = rest.chars();
+    r.next() == last && matches!(r.as_str(), "ed" | "ing")
+}
+
 /// A compiled phrase: its parts (split at gaps), each a token sequence.
 #[derive(Clone, Debug)]
-pub struct Phrase(Vec<Vec<String>>);
+pub struct Phrase(Vec<Vec<Pattern>>);
 
 impl Phrase {
     /// Compiles a phrase of a table.
@@ -16,27 +180,31 @@ impl Phrase {
         Phrase(
             phrase
                 .split('…')
-                .map(|part| {
-                    let norm = text::normalize(part);
-                    text::tokens(&norm).map(str::to_owned).collect()
-                })
+                .map(|part| part.split_whitespace().flat_map(Pattern::compile).collect())
                 .collect(),
         )
     }
 
+    /// Where the phrase first occurs in `toks` (normalized tokens): the
+    /// token range from its first word to its last.
+    pub fn find(&self, toks: &[&str]) -> Option<(usize, usize)> {
+        let mut from = 0;
+        let mut start = None;
+        for part in &self.0 {
+            let len = part.len().max(1);
+            let found = toks
+                .get(from..)?
+                .windows(len)
+                .position(|w| w.iter().zip(part).all(|(t, p)| p.matches(t)))?;
+            start.get_or_insert(from + found);
+            from += found + part.len();
+        }
+        Some((start.unwrap_or(0), from))
+    }
+
     /// Whether the phrase occurs in `toks` (normalized tokens).
     pub fn matches(&self, toks: &[&str]) -> bool {
-        let mut from = 0;
-        for part in &self.0 {
-            let found = toks[from.min(toks.len())..]
-                .windows(part.len().max(1))
-                .position(|w| w.iter().zip(part).all(|(a, b)| a == b));
-            match found {
-                Some(i) => from += i + part.len(),
-                None => return false,
-            }
-        }
-        true
+        self.find(toks).is_some()
     }
 }
 
@@ -54,4 +222,43 @@ pub fn first_match<T: Copy>(rows: &[(T, Vec<Phrase>)], toks: &[&str]) -> Option<
     rows.iter()
         .find(|(_, phrases)| phrases.iter().any(|p| p.matches(toks)))
         .map(|(label, _)| *label)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn found(phrase: &str, text: &str) -> Option<(usize, usize)> {
+        let norm = text::normalize(text);
+        let toks: Vec<&str> = text::tokens(&norm).collect();
+        Phrase::compile(phrase).find(&toks)
+    }
+
+    #[test]
+    fn inflections_match_and_longer_words_do_not() {
+        for tok in ["plan", "plans", "planned", "planning"] {
+            assert!(inflects(tok, "plan"), "{tok}");
+        }
+        for tok in ["hopes", "hoped", "hoping"] {
+            assert!(inflects(tok, "hope"), "{tok}");
+        }
+        assert!(inflects("tried", "try") && inflects("tries", "try"));
+        for tok in ["planet", "plane", "hop", "trying"] {
+            assert!(!inflects(tok, "plan") && !inflects(tok, "hope"), "{tok}");
+        }
+        assert!(inflects("trying", "try"));
+    }
+
+    #[test]
+    fn classes_gaps_and_spans() {
+        assert_eq!(found("in <n> <unit>", "Moving in two weeks."), Some((1, 4)));
+        assert_eq!(found("next <unit>", "next Months"), Some((0, 2)));
+        assert_eq!(found("by <time>", "done by spring"), Some((1, 3)));
+        assert_eq!(found("<ll>", "we'll see"), Some((0, 1)));
+        assert_eq!(found("<ll>", "ill"), None);
+        assert_eq!(found("if … then", "if it works then we go"), Some((0, 4)));
+        assert_eq!(found("consider+", "I considered it"), Some((1, 2)));
+        assert_eq!(found("may <n>", "due May 3"), Some((1, 3)));
+        assert_eq!(found("going to <det>", "going to my gym"), Some((0, 3)));
+    }
 }

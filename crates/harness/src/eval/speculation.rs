@@ -625,7 +625,8 @@ fn run_one(arm: &str, c: &Conversation, row: &mut Row) -> Result<()> {
             Role::Filler => None,
         };
         if let Some(v) = value {
-            let speculative = gate::classify(&text::normalize(turn)).kind == Kind::Speculation;
+            let speculative =
+                gate::classify(&text::normalize(turn), Some(v)).kind == Kind::Speculation;
             o = match arm {
                 "ungated" => o.with_key(key.clone(), Some(v)).with_kind(Kind::Other),
                 "plan-typed" if speculative => {
@@ -662,9 +663,15 @@ fn run_one(arm: &str, c: &Conversation, row: &mut Row) -> Result<()> {
         }
     }
     if at_risk {
+        let at_end = head(&m).as_deref() == Some(next.as_str());
+        if at_end && !contaminated && arm == "gated" {
+            let last = c.turns.iter().rev().find(|t| t.1 != Role::Filler);
+            let said = last.map_or("", |t| t.0.as_str());
+            row.misses
+                .push(format!("current at the end after: {said:?}"));
+        }
         row.pending_contamination.add(contaminated);
-        row.end_contamination
-            .add(head(&m).as_deref() == Some(next.as_str()));
+        row.end_contamination.add(at_end);
     }
     let block = m
         .retrieve(
