@@ -774,6 +774,11 @@ enum Said {
         day: i64,
         participant: usize,
     },
+    /// A completed statement of the key with no value ("it happened").
+    Confirm {
+        key: (usize, usize),
+        day: i64,
+    },
     Forget {
         name: usize,
     },
@@ -791,6 +796,7 @@ fn said() -> impl Strategy<Value = Said> {
             0..PARTICIPANTS.len(),
         )
             .prop_map(|(key, kind, plan_value, value, day, participant)| Said::Statement { key, kind, plan_value, value, day, participant }),
+        2 => ((0..ENTITIES.len(), 0..SLOTS.len()), 0i64..400).prop_map(|(key, day)| Said::Confirm { key, day }),
         1 => (0..ENTITIES.len() + PARTICIPANTS.len()).prop_map(|name| Said::Forget { name }),
     ]
 }
@@ -821,6 +827,21 @@ proptest! {
                     if matches!(kind, K::Completed | K::Other | K::Correction) {
                         stated.insert((key, value));
                     }
+                }
+                Said::Confirm { key: (e, sl), day: d } => {
+                    // It confirms the key's plan only when there is exactly
+                    // one; otherwise its text is the value, as for any
+                    // keyed statement without one.
+                    let key = Key::new(ENTITIES[e], SLOTS[sl]).unwrap();
+                    let text = format!("{} {} it happened", ENTITIES[e], SLOTS[sl]);
+                    let plans = m.ledger().pending_plans(&key).to_vec();
+                    let value = match plans.as_slice() {
+                        [plan] => m.fact(*plan).unwrap().body.value.as_deref().unwrap().to_owned(),
+                        _ => pfm::text::normalize(&text),
+                    };
+                    let o = Observation::new(text, day(d)).with_key(key.clone(), None).with_kind(K::Completed);
+                    m.observe(o).unwrap();
+                    stated.insert((key, value));
                 }
                 Said::Forget { name } => {
                     let name = ENTITIES.iter().chain(PARTICIPANTS.iter()).nth(name).unwrap();

@@ -26,6 +26,10 @@
 //!   value lies in its clause after it ("… if my gym became X"), never in a
 //!   relevance aside ("If it matters, my gym is X");
 //! - a **question** (the value's sentence ends in `?`) is a bare possibility;
+//! - **without the value** (a statement that names its cell but no value)
+//!   the whole statement is read, and the rules that need to know what a
+//!   cue is about — negation, condition, question — do not apply: only
+//!   the table's phrases do ("the Seattle move fell through");
 //! - a change that **happened** beyond doubt ("finally", "went through",
 //!   "since", "ago") wins over the hedges that led to it ("I was planning to
 //!   move and finally did"), unless the value's clause has a future
@@ -499,7 +503,7 @@ impl<'a> Scope<'a> {
         }
         questions.push(normalized[at..].contains('?'));
         let vtoks: Vec<String> = value
-            .map(|v| text::normalized_tokens(v))
+            .map(text::normalized_tokens)
             .unwrap_or_default();
         let found = (!vtoks.is_empty())
             .then(|| {
@@ -512,7 +516,9 @@ impl<'a> Scope<'a> {
             toks: Vec::with_capacity(all.len()),
             clause: Vec::with_capacity(all.len()),
             value: None,
-            question: sentence.map_or(questions.iter().any(|q| *q), |s| questions[s]),
+            // Without the value, a question is about something unknown
+            // ("How have you been?").
+            question: sentence.is_some_and(|s| questions[s]),
         };
         let mut i = 0;
         while i < all.len() {
@@ -548,12 +554,15 @@ impl<'a> Scope<'a> {
 
     /// Whether a negation at `at` denies the value: it stands before the
     /// value in its clause, or anywhere in a clause the value opens ("X
-    /// didn't work out": the value is what the clause is about).
+    /// didn't work out": the value is what the clause is about). Without
+    /// the value no negation does: what it denies is unknown ("no
+    /// worries", "long time no talk").
     fn denies(&self, at: usize) -> bool {
-        let opens = self.value.is_some_and(|v| {
-            let first = self.clause.iter().position(|c| *c == self.clause[v]);
-            first.is_some_and(|f| v == f || (v == f + 1 && self.toks[f] == "the"))
-        });
+        let Some(v) = self.value else {
+            return false;
+        };
+        let first = self.clause.iter().position(|c| *c == self.clause[v]);
+        let opens = first.is_some_and(|f| v == f || (v == f + 1 && self.toks[f] == "the"));
         self.before_value(at) || (opens && self.in_value_clause(at))
     }
 
@@ -884,5 +893,8 @@ mod tests {
         assert_eq!(verdict("The move went through.", None).0, Completed);
         assert_eq!(verdict("I might move next year.", None), (Speculation, 5));
         assert_eq!(verdict("The budget cap is $50k.", None).0, Other);
+        // What a bare negation or question is about is unknown.
+        assert_eq!(verdict("No worries, the sync is fine.", None).0, Other);
+        assert_eq!(verdict("How have you been?", None).0, Other);
     }
 }

@@ -62,11 +62,16 @@ pub fn study(path: &Path) -> Result<String> {
             )
         })
         .collect::<Result<Vec<_>>>()?;
+    let said: Vec<&str> = conversations
+        .iter()
+        .flat_map(|c| c.turns.iter().map(|t| t.said.as_str()))
+        .collect();
     Ok(format!(
-        "\n## LoCoMo — evidence recall on real conversations\n\n{}\n### Abstention without a schema\n\n{}\n### Identity by provenance: all ten conversations in one store\n\n{}",
+        "\n## LoCoMo — evidence recall on real conversations\n\n{}\n### Abstention without a schema\n\n{}\n### Identity by provenance: all ten conversations in one store\n\n{}\n### What the speculation gate reads on real turns\n\nEvery turn as said, read by the gate without a value (no turn is keyed today, so the gate acts on none; this is what it would do to keyed ones).\n\n{}",
         markdown(&results, &conversations),
         abstention_markdown(&gates),
-        identity_markdown(&identities[0], &identities[1])
+        identity_markdown(&identities[0], &identities[1]),
+        super::speculation::real_text_markdown(&said)
     ))
 }
 

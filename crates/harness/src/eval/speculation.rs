@@ -12,14 +12,16 @@
 //! text, so classification is what is measured.
 //!
 //! Splits: `core` (60: 20 per outcome), `held-out` (147: 44 per outcome and
-//! 15 controls, long free-text values) in families B and C, `hedge` (5
+//! 15 controls, long free-text values) in families B, C and D, `hedge` (5
 //! strengths × 20 open plans) and `confirmation` (4 wordings × 20 plans
-//! that came true) in family C.
-//! **Template families**: the gate's table was first written from family
-//! A's phrasings and measured on family B; family C was then written, and
-//! only after that was the table extended with general patterns behind B's
-//! misses. So B is *seen* (its misses shaped the extension) and C is the
-//! held-out measure: neither version of the rules was written from it.
+//! that came true) in family D.
+//! **Template families**, in the order written: the phrase table was first
+//! written from A and measured on B; B's misses shaped its extension; C,
+//! written before that extension, shaped the gate's second, structural
+//! version; D (20 phrasings of every statement type) was written and
+//! committed before the structural version and is the held-out measure.
+//! Its first look found one bug (the month "May" after "live in"), since
+//! fixed; its lexical misses were left as they are (`eval/README.md`).
 //!
 //! Metrics (paper Section 4), each with a Wilson 95% interval:
 //! pending-window contamination (an at-risk plan — abandoned or open — is
@@ -248,10 +250,10 @@ const FAMILY_C: Templates = Templates {
     ],
 };
 
-/// Family D: written (and committed) before the gate's second, structural
-/// version, by a different hand from its rules: 20 phrasings of every
-/// statement type, none of them read while the rules were written. Every
-/// other family is seen by now (C's misses shaped the structural rules).
+/// Family D: written and committed before the gate's second, structural
+/// version (by the same author as the rules), 20 phrasings of every
+/// statement type; the held-out measure. Every other family is seen (C's
+/// misses shaped the structural rules).
 const FAMILY_D: Templates = Templates {
     current: &[
         "For the record, {n} is {v}.",
@@ -734,9 +736,11 @@ pub fn markdown(w: &mut String, rows: &[Row]) {
         w,
         "## Speculation gate (AgentMemGate) — plans staged, not stored (our generator)\n\n\
          Each cell is **ours (Wilson 95%) · paper** with k/n. At-risk plans are the abandoned and open \
-         ones. Family A is what the gate's table was first written from; family B's misses \
-         shaped its extension (seen); family C, also used by the hedge and confirmation splits, was \
-         written before that extension and never shaped the rules (held out). \
+         ones. Family A is what the gate's phrase table was first written from; family B's misses \
+         shaped its extension; family C shaped the gate's structural version (all three seen); \
+         family D, also used by the hedge and confirmation splits, was written before the \
+         structural version and is held out, except for one bug its first look exposed and that \
+         was fixed (`eval/README.md`). \
          `crates/harness/src/eval/speculation.rs` documents the generator, the arms and the metrics.\n\n\
          | Split | Family | Arm | Pending-window contamination ↓ | At-end contamination ↓ | Immediate commit ↑ | Over-held controls ↓ | Task accuracy ↑ |\n\
          |---|---|---|---|---|---|---|---|"
@@ -782,4 +786,43 @@ pub fn markdown(w: &mut String, rows: &[Row]) {
         }
     }
     let _ = writeln!(w);
+}
+
+/// What the gate reads on real text: each class's share of `texts` (read
+/// without a value, as a statement naming its cell would be) and its first
+/// examples. Real turns carry no keys today, so the gate acts on none of
+/// them; this is what it would do once they are keyed.
+pub fn real_text_markdown(texts: &[&str]) -> String {
+    const KINDS: [Kind; 5] = [
+        Kind::Speculation,
+        Kind::Completed,
+        Kind::Correction,
+        Kind::Abandonment,
+        Kind::Other,
+    ];
+    let mut counts = [0usize; 5];
+    let mut examples: [Vec<&str>; 5] = Default::default();
+    for t in texts {
+        let kind = gate::classify(&text::normalize(t), None).kind;
+        let i = KINDS.iter().position(|k| *k == kind).unwrap_or(4);
+        counts[i] += 1;
+        if examples[i].len() < 3 && t.len() <= 120 {
+            examples[i].push(t);
+        }
+    }
+    let mut w =
+        String::from("| Class | Turns | Share | First short examples |\n|---|---|---|---|\n");
+    for (i, kind) in KINDS.iter().enumerate() {
+        let share = counts[i] as f64 / texts.len().max(1) as f64;
+        let said: Vec<String> = examples[i].iter().map(|e| format!("{e:?}")).collect();
+        let _ = writeln!(
+            w,
+            "| {} | {} | {:.3} | {} |",
+            kind.name(),
+            counts[i],
+            share,
+            said.join("; ").replace('|', "\\|")
+        );
+    }
+    w
 }
