@@ -502,9 +502,7 @@ impl<'a> Scope<'a> {
             at = start + tok.len();
         }
         questions.push(normalized[at..].contains('?'));
-        let vtoks: Vec<String> = value
-            .map(text::normalized_tokens)
-            .unwrap_or_default();
+        let vtoks: Vec<String> = value.map(text::normalized_tokens).unwrap_or_default();
         let found = (!vtoks.is_empty())
             .then(|| {
                 all.windows(vtoks.len())
@@ -566,17 +564,18 @@ impl<'a> Scope<'a> {
         self.before_value(at) || (opens && self.in_value_clause(at))
     }
 
-    /// Every occurrence of a row's phrases: (start, end).
-    fn hits(&self, phrases: &[Phrase]) -> Vec<(usize, usize)> {
-        let mut out = Vec::new();
-        for p in phrases {
+    /// Every occurrence of a row's phrases, (start, end), found as the
+    /// caller asks for them (most callers stop at the first).
+    fn hits<'s>(&'s self, phrases: &'s [Phrase]) -> impl Iterator<Item = (usize, usize)> + 's {
+        phrases.iter().flat_map(move |p| {
             let mut from = 0;
-            while let Some((s, e)) = p.find(&self.toks[from..]) {
-                out.push((from + s, from + e));
+            std::iter::from_fn(move || {
+                let (s, e) = p.find(self.toks.get(from..)?)?;
+                let hit = (from + s, from + e);
                 from += s + 1;
-            }
-        }
-        out
+                Some(hit)
+            })
+        })
     }
 
     /// Masks "may" where it ends its clause: the month ("… is in May,
@@ -605,44 +604,53 @@ impl<'a> Scope<'a> {
 pub fn classify(normalized: &str, value: Option<&str>) -> Verdict {
     let mut scope = Scope::read(normalized, value);
     let rows = &*COMPILED;
-    let role_hits = |scope: &Scope, role: Role| {
+    // Lazily, in table order: a check that needs one hit stops there.
+    fn role_hits<'s>(
+        scope: &'s Scope,
+        rows: &'s [(Role, u8, Vec<Phrase>)],
+        role: Role,
+    ) -> impl Iterator<Item = (u8, (usize, usize))> + 's {
         rows.iter()
             .filter(move |r| r.0 == role)
-            .flat_map(|r| scope.hits(&r.2).into_iter().map(move |h| (r.1, h)))
-            .collect::<Vec<_>>()
-    };
-    for (_, h) in role_hits(&scope, Role::Aside) {
+            .flat_map(move |r| scope.hits(&r.2).map(move |h| (r.1, h)))
+    }
+    let any = |scope: &Scope, role: Role| role_hits(scope, rows, role).next().is_some();
+    let asides: Vec<_> = role_hits(&scope, rows, Role::Aside).collect();
+    for (_, h) in asides {
         scope.mask(h);
     }
     scope.mask_months();
-    if !role_hits(&scope, Role::Contrast).is_empty() {
+    if any(&scope, Role::Contrast) {
         return Verdict::of(Kind::Correction);
     }
-    if !role_hits(&scope, Role::Abandon).is_empty() {
+    if any(&scope, Role::Abandon) {
         return Verdict::of(Kind::Abandonment);
     }
     let mut strength = 0;
-    for (s, h) in role_hits(&scope, Role::NegatedHedge) {
+    let negated: Vec<_> = role_hits(&scope, rows, Role::NegatedHedge).collect();
+    for (s, h) in negated {
         if scope.in_value_clause(h.0) {
             strength = strength.max(s);
         }
         scope.mask(h);
     }
-    if role_hits(&scope, Role::Negation)
-        .iter()
-        .any(|(_, h)| scope.denies(h.0))
-    {
+    if role_hits(&scope, rows, Role::Negation).any(|(_, h)| scope.denies(h.0)) {
         return Verdict::of(Kind::Abandonment);
     }
-    let future = role_hits(&scope, Role::Future);
-    let future_here = future.iter().any(|(_, h)| scope.in_value_clause(h.0));
-    if !future_here && !role_hits(&scope, Role::Done).is_empty() {
+    let mut future_here = false;
+    for (s, h) in role_hits(&scope, rows, Role::Future) {
+        strength = strength.max(s);
+        future_here |= scope.in_value_clause(h.0);
+    }
+    if !future_here && any(&scope, Role::Done) {
         return Verdict::of(Kind::Completed);
     }
-    for (s, _) in future.into_iter().chain(role_hits(&scope, Role::Hedge)) {
+    // The hedge rows run from the vaguest down: the first hit is the
+    // strongest.
+    if let Some((s, _)) = role_hits(&scope, rows, Role::Hedge).next() {
         strength = strength.max(s);
     }
-    for (s, h) in role_hits(&scope, Role::Condition) {
+    for (s, h) in role_hits(&scope, rows, Role::Condition) {
         if scope.value.is_some_and(|v| h.0 < v) && scope.before_value(h.0) {
             strength = strength.max(s);
         }
@@ -656,10 +664,10 @@ pub fn classify(normalized: &str, value: Option<&str>) -> Verdict {
             strength,
         };
     }
-    if !role_hits(&scope, Role::Correction).is_empty() {
+    if any(&scope, Role::Correction) {
         return Verdict::of(Kind::Correction);
     }
-    if !role_hits(&scope, Role::Changed).is_empty() {
+    if any(&scope, Role::Changed) {
         return Verdict::of(Kind::Completed);
     }
     Verdict::of(Kind::Other)
