@@ -179,9 +179,9 @@ const STATEMENTS: [(&str, &str); 10] = [
 ];
 
 fn gate(c: &mut Criterion) {
-    let normalized: Vec<(String, &str)> = STATEMENTS
+    let normalized: Vec<(String, String)> = STATEMENTS
         .iter()
-        .map(|(s, v)| (pfm::text::normalize(s), *v))
+        .map(|(s, v)| (pfm::text::normalize(s), pfm::text::normalize(v)))
         .collect();
     let mut group = c.benchmark_group("gate");
     group.bench_function("classify", |b| {

@@ -462,32 +462,33 @@ impl Memory {
         // says: the replacement (reject, resolve) or a check (revoke, noop).
         let implied = matches!(o.op, Op::Accept | Op::Contest);
         let given = o.value.as_deref().map(text::normalize);
-        let default_value = || {
+        let found_value = || {
             slots::find_values(&normalized)
                 .first()
                 .map(|v| normalized[v.start..v.end].to_owned())
-                .unwrap_or_else(|| normalized.clone())
         };
         let plain = o.op == Op::Accept && o.key.is_none() && o.target.is_none();
-        let valueless = o.op == Op::Accept
-            && given.is_none()
-            && extraction.keyed.is_none()
-            && slots::find_values(&normalized).is_empty();
-        let (key, value) = match (o.key.or(targeted), extraction.keyed) {
+        // `stated`: the value was given, extracted or found in the text
+        // (not the whole text, the default when none is).
+        let (key, value, stated) = match (o.key.or(targeted), extraction.keyed) {
             (Some(key), _) => {
-                let value = match given {
-                    Some(v) => Some(v),
-                    None => implied.then(default_value),
+                let (value, stated) = match given {
+                    Some(v) => (Some(v), true),
+                    None if implied => match found_value() {
+                        Some(v) => (Some(v), true),
+                        None => (Some(normalized.clone()), false),
+                    },
+                    None => (None, false),
                 };
                 let key = Key {
                     entity: name_key(&key.entity).into(),
                     slot: name_key(&key.slot).into(),
                     qualifier: key.qualifier.map(|q| name_key(&q).into()),
                 };
-                (Some(key), value)
+                (Some(key), value, stated)
             }
-            (None, Some(kv)) => (Some(kv.key), Some(kv.value)),
-            (None, None) => (None, None),
+            (None, Some(kv)) => (Some(kv.key), Some(kv.value), true),
+            (None, None) => (None, None, false),
         };
         // The gate and the cues only ever act on a keyed statement (or one
         // naming a cell), so a keyless one, the bulk of real text, pays
@@ -499,24 +500,23 @@ impl Memory {
             (Op::Accept, None) if keyed => o.kind.unwrap_or_else(|| {
                 // The gate reads the cues around the value the text states
                 // (none when the value is the whole text by default).
-                let stated = value.as_deref().filter(|v| *v != normalized);
-                gate::classify(&normalized, stated).kind
+                let located = value.as_deref().filter(|v| *v != normalized);
+                gate::classify(&normalized, located).kind
             }),
             _ => Kind::Other,
         };
         // A denial with no plan to abandon may still be a retraction
         // ("Scratch that, it's not $40k after all"): the cues read it.
-        let no_plans = || {
-            key.as_ref()
-                .or(extraction.cell.as_ref())
-                .is_none_or(|k| self.ledger.pending_plans(k).is_empty())
-        };
-        let denial = kind == Kind::Abandonment && o.kind.is_none() && no_plans();
+        let about = key.as_ref().or(extraction.cell.as_ref());
+        let denial = kind == Kind::Abandonment
+            && o.kind.is_none()
+            && about.is_none_or(|k| self.ledger.pending_plans(k).is_empty());
         // A confirmation that states no value ("the move went through")
         // confirms its key's plan when the key has exactly one: the
         // statement carries the plan's value (`ledger::plans`, "confirm").
-        let confirms = (valueless && kind == Kind::Completed)
-            .then(|| self.sole_plan(key.as_ref().or(extraction.cell.as_ref())?))
+        let valueless = o.op == Op::Accept && !stated && kind == Kind::Completed;
+        let confirms = (valueless && found_value().is_none())
+            .then(|| self.sole_plan(about?))
             .flatten();
         let (key, value) = match confirms {
             Some((k, v)) => (Some(k), Some(v)),

@@ -502,11 +502,11 @@ impl<'a> Scope<'a> {
             at = start + tok.len();
         }
         questions.push(normalized[at..].contains('?'));
-        let vtoks: Vec<String> = value.map(text::normalized_tokens).unwrap_or_default();
+        let vtoks: Vec<&str> = value.map(|v| text::tokens(v).collect()).unwrap_or_default();
         let found = (!vtoks.is_empty())
             .then(|| {
                 all.windows(vtoks.len())
-                    .position(|w| w.iter().zip(&vtoks).all(|(t, v)| t.0 == v))
+                    .position(|w| w.iter().zip(&vtoks).all(|(t, v)| t.0 == *v))
             })
             .flatten();
         let sentence = found.map(|i| all[i].1);
@@ -599,8 +599,9 @@ impl<'a> Scope<'a> {
 }
 
 /// Classifies a normalized statement. `value` is the value the statement
-/// is keyed with, when known: the gate reads the cues around it (see the
-/// module docs); without it the whole statement is the value's clause.
+/// is keyed with, when known, normalized like the statement: the gate
+/// reads the cues around it (see the module docs); without it the whole
+/// statement is the value's clause.
 pub fn classify(normalized: &str, value: Option<&str>) -> Verdict {
     let mut scope = Scope::read(normalized, value);
     let rows = &*COMPILED;
@@ -678,7 +679,7 @@ mod tests {
     use super::*;
 
     fn verdict(s: &str, value: Option<&str>) -> (Kind, u8) {
-        let v = classify(&text::normalize(s), value);
+        let v = classify(&text::normalize(s), value.map(text::normalize).as_deref());
         (v.kind, v.strength)
     }
 

@@ -627,8 +627,9 @@ fn run_one(arm: &str, c: &Conversation, row: &mut Row) -> Result<()> {
             Role::Filler => None,
         };
         if let Some(v) = value {
-            let speculative =
-                gate::classify(&text::normalize(turn), Some(v)).kind == Kind::Speculation;
+            let speculative = gate::classify(&text::normalize(turn), Some(&text::normalize(v)))
+                .kind
+                == Kind::Speculation;
             o = match arm {
                 "ungated" => o.with_key(key.clone(), Some(v)).with_kind(Kind::Other),
                 "plan-typed" if speculative => {
