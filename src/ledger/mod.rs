@@ -39,8 +39,9 @@
 //! 3. Each key's versions form one acyclic chain through `supersedes` /
 //!    `superseded_by`, reachable from its newest version, ordered by commit
 //!    (arrival ordering) or, among plain unretracted statements, by stated
-//!    time (event-time ordering); every version above the current one was
-//!    retracted. Alternatives and tombstones are off the chain, each linked
+//!    time (event-time ordering; erasure splices a chain and never re-sorts
+//!    it, so the order may break only across an erasure cut); every version
+//!    above the current one was retracted. Alternatives and tombstones are off the chain, each linked
 //!    to a chain version of its key by an edge whose reverse names it; a
 //!    head is `contested` exactly when a pending alternative names it.
 //! 4. Every lookup map lists exactly the facts it describes (active facts for

@@ -135,13 +135,19 @@ impl Ledger {
                 }
                 // Event-time order binds the plain statements of a chain;
                 // a typed operation's value goes on top whenever it was
-                // stated, and retracted versions are out of the order.
+                // stated, and retracted versions are out of the order. A
+                // statement placed above a typed version was ordered against
+                // it, so once that version is erased (a cut: erasure splices,
+                // never re-sorts) the two plain versions it separated may
+                // stand out of stated order.
                 let plain =
                     |f: &Fact| f.state.entered_by == Op::Accept && !f.state.status.is_retracted();
                 let ordered = match self.ordering {
                     ChainOrder::Arrival => o < id || f.state.intervals.is_empty(),
                     ChainOrder::EventTime => {
-                        !(plain(f) && plain(older)) || older.body.stated_at <= f.body.stated_at
+                        !(plain(f) && plain(older))
+                            || older.body.stated_at <= f.body.stated_at
+                            || f.state.rollback_stop
                     }
                 };
                 if !ordered {
