@@ -195,9 +195,43 @@ fn gate(c: &mut Criterion) {
     group.finish();
 }
 
+/// Observations as a user sends them (a slot statement, relation
+/// statements in both frames, a hedged one, and plain keyless chat).
+const TEXTS: &[&str] = &[
+    "The standup with Alex Rivera is moved to 10:45 AM.",
+    "Ann Lee moved to Denver last month.",
+    "The CEO of Quillon Tech is Rosa Mendes.",
+    "Ann Lee: my favourite food is sushi.",
+    "Ann Lee might move to Osaka next year.",
+    "Thanks! Appreciate your encouragement, it means a lot to me and the kids.",
+];
+
+/// The rule extractor on one observation (slot and relation tables).
+fn extract(c: &mut Criterion) {
+    let mut g = pfm::extract::GazetteerWriter::default();
+    g.register("Alex Rivera", pfm::extract::EntityKind::Person);
+    let gazetteer = g.view().clone();
+    let people: Vec<std::sync::Arc<str>> = vec!["ann lee".into(), "bo chan".into()];
+    let texts: Vec<(&str, String)> = TEXTS
+        .iter()
+        .map(|t| (*t, pfm::text::normalize(t)))
+        .collect();
+    let extractor = pfm::extract::Extractor::default();
+    let mut group = c.benchmark_group("extract");
+    group.bench_function("observation", |b| {
+        let mut i = 0;
+        b.iter(|| {
+            i += 1;
+            let (raw, norm) = &texts[i % texts.len()];
+            black_box(extractor.extract(raw, norm, &gazetteer, &people, |_| false))
+        })
+    });
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(30).measurement_time(Duration::from_secs(4));
-    targets = gate, typed_commits
+    targets = gate, extract, typed_commits
 }
 criterion_main!(benches);

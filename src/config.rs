@@ -207,6 +207,11 @@ pub struct Config {
     pub ordering: ChainOrder,
     /// Key granularity of the rule extractor.
     pub key_granularity: KeyGranularity,
+    /// Whether the rule extractor also keys relations of plain English
+    /// (`extract::relations`: where someone lives, who runs a company),
+    /// beside the slot table; `false` keys the slot table's six slots only.
+    #[serde(default = "yes")]
+    pub relations: bool,
     /// Whether keys are used at all; `false` makes a keyless store (the same
     /// drafts, keys ignored), the paper's "without update resolution" arm.
     pub use_keys: bool,
@@ -214,6 +219,10 @@ pub struct Config {
     pub history_index: bool,
     /// Segment merge scheduling.
     pub merge: MergeMode,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl Default for Config {
@@ -226,6 +235,7 @@ impl Default for Config {
             selection: SelectionParams::default(),
             ordering: ChainOrder::default(),
             key_granularity: KeyGranularity::default(),
+            relations: true,
             use_keys: true,
             history_index: false,
             merge: MergeMode::default(),

@@ -226,6 +226,7 @@ impl Memory {
             ledger: Ledger::new(&config),
             extractor: Extractor {
                 granularity: config.key_granularity,
+                relations: config.relations,
             },
             gazetteer: GazetteerWriter::default(),
             graph: GraphWriter::new(config.graph.clone()),
@@ -440,11 +441,11 @@ impl Memory {
             .iter()
             .map(|p| Arc::from(name_key(p)))
             .collect();
-        let extraction = self
-            .extractor
-            .extract(&normalized, gazetteer, &participant_keys, |k| {
-                self.ledger.active_for_key(k).is_some()
-            });
+        let extraction =
+            self.extractor
+                .extract(&o.text, &normalized, gazetteer, &participant_keys, |k| {
+                    self.ledger.active_for_key(k).is_some()
+                });
         let mut entities = extraction.entities;
         entities.extend(o.entities.iter().map(|e| Arc::from(name_key(e))));
         let targeted = match o.target {

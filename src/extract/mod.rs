@@ -1,16 +1,19 @@
 //! The rule extractor: turns an observation's text into entities and, when the
-//! sentence states a known slot, a key and a value.
+//! sentence states a known slot or relation, a key and a value.
 //!
-//! The rule (PFM paper, Section 4): a key is assigned when the sentence names a
-//! gazetteer entity, a slot noun, and a value of that slot's type. Everything
-//! the rule knows about slots is the table in [`slots`]; entities come from the
-//! store's [`Gazetteer`]. Callers with structured data pass a key directly and
-//! skip this module.
+//! The slot rule (PFM paper, Section 4): a key is assigned when the sentence
+//! names a gazetteer entity, a slot noun, and a value of that slot's type.
+//! Everything the rule knows about slots is the table in [`slots`]; entities
+//! come from the store's [`Gazetteer`]. A sentence that states no slot may
+//! state a relation of plain English ("Ann moved to Lisbon", "my favourite
+//! food is sushi"): [`relations`] reads those, precision first. Callers with
+//! structured data pass a key directly and skip this module.
 
 pub mod cues;
 pub mod gate;
 pub mod gazetteer;
 mod phrases;
+pub mod relations;
 pub mod slots;
 
 use std::sync::{Arc, LazyLock};
@@ -18,6 +21,7 @@ use std::sync::{Arc, LazyLock};
 use rustc_hash::FxHashSet;
 
 pub use gazetteer::{EntityKind, Gazetteer, GazetteerWriter, Mention};
+pub use relations::{ObjectType, RELATIONS, RelationSpec};
 pub use slots::{CANCELLED, SLOTS, SlotSpec, ValueType};
 
 use crate::config::KeyGranularity;
@@ -32,8 +36,17 @@ pub struct KeyedValue {
     pub key: Key,
     /// The stated value, normalized (`cancelled` for a cancellation).
     pub value: String,
-    /// The slot's row in the table.
-    pub slot: &'static SlotSpec,
+    /// The table row that read it.
+    pub by: KeyedBy,
+}
+
+/// Which table read a keyed statement, and how.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyedBy {
+    /// A row of the slot table.
+    Slot(&'static SlotSpec),
+    /// A row of the relation table, by its canonical noun or a paraphrase.
+    Relation(&'static RelationSpec, relations::Match),
 }
 
 /// What the extractor found in one observation.
@@ -51,10 +64,21 @@ pub struct Extraction {
 }
 
 /// The rule extractor.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Extractor {
     /// Key granularity: `(entity, slot)` or `(entity, slot, noun)`.
     pub granularity: KeyGranularity,
+    /// Whether relations of plain English are keyed too.
+    pub relations: bool,
+}
+
+impl Default for Extractor {
+    fn default() -> Self {
+        Extractor {
+            granularity: KeyGranularity::default(),
+            relations: true,
+        }
+    }
 }
 
 /// Each noun of each slot as (slot index, noun, noun tokens).
@@ -71,13 +95,16 @@ static NOUNS: LazyLock<Vec<(usize, &'static str, Vec<&'static str>)>> = LazyLock
 });
 
 impl Extractor {
-    /// Extracts from `normalized` text (see [`text::normalize`]).
+    /// Extracts from `normalized` text (see [`text::normalize`]); `raw`
+    /// is the text as written, whose capitals mark the names a relation's
+    /// subject and object may be.
     ///
     /// `participants` (canonical names) resolve partial mentions; `is_active`
     /// says whether a key currently has an active value, which decides where a
     /// cancellation of a meeting goes (its time or its room).
     pub fn extract(
         &self,
+        raw: &str,
         normalized: &str,
         gazetteer: &Gazetteer,
         participants: &[Arc<str>],
@@ -107,11 +134,21 @@ impl Extractor {
             .collect();
         entities.sort();
 
+        // A text that states no slot (and names no slot's cell) may state
+        // a relation.
+        let relation = || {
+            if !self.relations {
+                return None;
+            }
+            let starts: Vec<usize> = spans.iter().map(|(s, _)| *s).collect();
+            let speaker = speaker(&mentions, &starts, normalized, participants);
+            relation_statement(raw, normalized, &toks, &starts, &mentions, speaker)
+        };
         let nouns = slot_nouns(&toks);
         if nouns.is_empty() {
             return Extraction {
+                keyed: relation(),
                 entities,
-                keyed: None,
                 cell: None,
             };
         }
@@ -177,16 +214,17 @@ impl Extractor {
             if cells.len() > 1 {
                 cells.retain(|k| is_active(k));
             }
+            let cell = (cells.len() == 1).then(|| cells.remove(0));
             return Extraction {
+                keyed: cell.is_none().then(relation).flatten(),
                 entities,
-                keyed: None,
-                cell: (cells.len() == 1).then(|| cells.remove(0)),
+                cell,
             };
         };
         let Some(owner) = owner_of(slot_idx, pos) else {
             return Extraction {
+                keyed: relation(),
                 entities,
-                keyed: None,
                 cell: None,
             };
         };
@@ -208,11 +246,61 @@ impl Extractor {
             keyed: Some(KeyedValue {
                 key: make_key(slot_idx),
                 value,
-                slot: &SLOTS[slot_idx],
+                by: KeyedBy::Slot(&SLOTS[slot_idx]),
             }),
             cell: None,
         }
     }
+}
+
+/// Who speaks in a text: the participant whose name opens it as a speaker
+/// label ("Caroline: …"), or the one participant there is.
+fn speaker<'a>(
+    mentions: &'a [Mention],
+    starts: &[usize],
+    normalized: &str,
+    participants: &'a [Arc<str>],
+) -> Option<&'a str> {
+    let labelled = mentions.first().filter(|m| {
+        m.start == 0
+            && participants.contains(&m.entity)
+            && starts
+                .get(m.end)
+                .is_some_and(|&s| normalized[..s].trim_end().ends_with(':'))
+    });
+    match (labelled, participants) {
+        (Some(m), _) => Some(&m.entity),
+        (None, [one]) => Some(one),
+        _ => None,
+    }
+}
+
+/// The one relation statement of a text, as a keyed value: none when the
+/// text states no relation, several (which key would the fact carry?), or
+/// one not plainly (a question, a negation, a hedge: `relations`).
+fn relation_statement(
+    raw: &str,
+    normalized: &str,
+    toks: &[&str],
+    starts: &[usize],
+    mentions: &[Mention],
+    speaker: Option<&str>,
+) -> Option<KeyedValue> {
+    let reading = relations::Reading::new(raw, normalized, toks, starts, mentions, speaker);
+    let mut found = reading.statements().into_iter();
+    let first = found.next().filter(|s| s.plain)?;
+    if found.any(|s| !s.plain || s.subject != first.subject || s.relation != first.relation) {
+        return None;
+    }
+    Some(KeyedValue {
+        key: Key {
+            entity: first.subject.into(),
+            slot: first.relation.slot.into(),
+            qualifier: None,
+        },
+        value: first.object,
+        by: KeyedBy::Relation(first.relation, first.matched),
+    })
 }
 
 /// Every occurrence of a slot noun in `tokens` (normalized), as (index into
@@ -255,7 +343,7 @@ mod tests {
     }
 
     fn key_of(s: &str) -> Option<(String, String)> {
-        let e = Extractor::default().extract(&normalize(s), &gazetteer(), &[], |_| false);
+        let e = Extractor::default().extract(s, &normalize(s), &gazetteer(), &[], |_| false);
         e.keyed.map(|k| (k.key.to_string(), k.value))
     }
 
@@ -332,13 +420,13 @@ mod tests {
         let text = normalize("The standup with Alex Rivera is cancelled.");
         let g = gazetteer();
         let ex = Extractor::default();
-        let k = ex.extract(&text, &g, &[], |_| false).keyed.unwrap();
+        let k = ex.extract(&text, &text, &g, &[], |_| false).keyed.unwrap();
         assert_eq!(
             (k.key.to_string(), k.value.as_str()),
             ("alex rivera/meeting_time".into(), CANCELLED)
         );
         let k = ex
-            .extract(&text, &g, &[], |k| &*k.slot == "room")
+            .extract(&text, &text, &g, &[], |k| &*k.slot == "room")
             .keyed
             .unwrap();
         assert_eq!(k.key.to_string(), "alex rivera/room");
@@ -350,10 +438,11 @@ mod tests {
         let text = normalize("Alex standup is now at 9:30am");
         let ex = Extractor {
             granularity: KeyGranularity::EntitySlotNoun,
+            relations: true,
         };
-        assert!(ex.extract(&text, &g, &[], |_| false).keyed.is_none());
+        assert!(ex.extract(&text, &text, &g, &[], |_| false).keyed.is_none());
         let k = ex
-            .extract(&text, &g, &["alex chen".into()], |_| false)
+            .extract(&text, &text, &g, &["alex chen".into()], |_| false)
             .keyed
             .unwrap();
         assert_eq!(k.key.to_string(), "alex chen/meeting_time/standup");

@@ -22,6 +22,17 @@ use crate::text;
 /// characters inside a token).
 pub const VALUE: &str = "\u{1}";
 
+/// The days of the week.
+pub(super) const WEEKDAYS: &[&str] = &[
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
+];
+
 /// A closed word class a phrase may name as `<class>`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Class {
@@ -59,21 +70,7 @@ impl Class {
     }
 
     fn holds(self, tok: &str) -> bool {
-        const TIME: &[&str] = &[
-            "monday",
-            "tuesday",
-            "wednesday",
-            "thursday",
-            "friday",
-            "saturday",
-            "sunday",
-            "spring",
-            "summer",
-            "fall",
-            "autumn",
-            "winter",
-            "weekend",
-        ];
+        const TIME: &[&str] = &["spring", "summer", "fall", "autumn", "winter", "weekend"];
         const UNIT: &[&str] = &["day", "week", "month", "year", "weekend", "quarter"];
         const COUNT: &[&str] = &[
             "a", "an", "one", "two", "three", "four", "five", "six", "few", "couple", "several",
@@ -90,7 +87,7 @@ impl Class {
             "next", "last", "this", "every",
         ];
         match self {
-            Class::Time => TIME.contains(&tok) || text::is_month(tok),
+            Class::Time => WEEKDAYS.contains(&tok) || TIME.contains(&tok) || text::is_month(tok),
             Class::Unit => UNIT
                 .iter()
                 .any(|u| tok == *u || tok.strip_suffix('s') == Some(u)),
@@ -106,7 +103,7 @@ impl Class {
 
 /// One word of a phrase.
 #[derive(Clone, Debug)]
-enum Pattern {
+pub(super) enum Pattern {
     /// This word exactly.
     Word(String),
     /// This word or a regular inflection of it.
@@ -116,7 +113,9 @@ enum Pattern {
 }
 
 impl Pattern {
-    fn compile(word: &str) -> Vec<Pattern> {
+    /// One word of a table (`word`, `word+` or `<class>`) as the patterns
+    /// of its tokens.
+    pub(super) fn compile(word: &str) -> Vec<Pattern> {
         if let Some(class) = word
             .strip_prefix('<')
             .and_then(|w| w.strip_suffix('>'))
@@ -137,7 +136,8 @@ impl Pattern {
             .collect()
     }
 
-    fn matches(&self, tok: &str) -> bool {
+    /// Whether `tok` (normalized) is this word.
+    pub(super) fn matches(&self, tok: &str) -> bool {
         match self {
             Pattern::Word(w) => tok == w,
             Pattern::Inflected(stem) => inflects(tok, stem),

@@ -62,12 +62,30 @@ pub struct EvalArgs {
     /// Run only the speculation-gate study and print its tables.
     #[arg(long, conflicts_with = "locomo_only")]
     gate_only: bool,
+    /// Run only the key-discovery study (revision streams and the LoCoMo
+    /// key audit) and print its tables.
+    #[arg(long, conflicts_with_all = ["locomo_only", "gate_only"])]
+    keys_only: bool,
+    /// Write the LoCoMo key audit's sample to this label file (keeping
+    /// the labels it already has) and exit; label its empty rows y or n.
+    #[arg(long)]
+    key_audit_sample: Option<PathBuf>,
 }
 
 impl EvalArgs {
     pub fn run(self) -> Result<()> {
         if self.locomo_only {
             print!("{}", eval::locomo::study(&self.locomo)?);
+            return Ok(());
+        }
+        if let Some(path) = &self.key_audit_sample {
+            let n = eval::keys::write_sample(path, &self.locomo)?;
+            eprintln!("wrote {n} sampled keyed turns to {}", path.display());
+            return Ok(());
+        }
+        if self.keys_only {
+            let locomo = (!self.no_locomo).then_some(self.locomo.as_path());
+            print!("{}", eval::keys::study(locomo)?);
             return Ok(());
         }
         if self.gate_only {

@@ -24,6 +24,7 @@ pub mod arms;
 pub mod cells;
 pub mod generator;
 pub mod judge;
+pub mod keys;
 pub mod locomo;
 pub mod noise;
 pub mod paper;
@@ -240,6 +241,11 @@ pub fn run_and_write(options: &EvalOptions, out: &Path, results: &Path) -> Resul
         std::fs::write(&file, &section).map_err(Error::io(&file))?;
         markdown.push_str(&section);
     }
+    eprintln!("pfm eval: the key-discovery study");
+    let section = keys::study(options.locomo.as_deref())?;
+    let file = dir.join("keys.md");
+    std::fs::write(&file, &section).map_err(Error::io(&file))?;
+    markdown.push_str(&section);
     let mut written = vec![dir.display().to_string()];
     if options.is_full() {
         std::fs::write(results, &markdown).map_err(Error::io(results))?;

@@ -1,0 +1,82 @@
+//! Relation keys from plain text keep Proposition 1: a stream of
+//! statements about one subject's relations, in any phrasing the table
+//! knows, mixed with hedges, questions and negations, never leaves two
+//! current values of a key, and the current value is the last plain one.
+
+use std::collections::HashMap;
+
+use pfm::config::Config;
+use pfm::{Key, Memory, Observation, WallTime};
+use proptest::prelude::*;
+
+const CITIES: [&str; 4] = ["Lisbon", "Denver", "Osaka", "Quito"];
+const ORGS: [&str; 3] = ["Acme Robotics", "Blue Harbor Bank", "Northwind Labs"];
+
+/// (relation slot, phrasings with {o}, objects).
+const RELATIONS: [(&str, &[&str], &[&str]); 2] = [
+    (
+        "residence",
+        &[
+            "Ann Lee lives in {o}.",
+            "Ann Lee moved to {o}.",
+            "Ann Lee: I just moved to {o}!",
+            "Ann Lee's home is {o}.",
+        ],
+        &CITIES,
+    ),
+    (
+        "employer",
+        &[
+            "Ann Lee works at {o}.",
+            "Ann Lee is employed by {o}.",
+            "Ann Lee: I'm working at {o}.",
+        ],
+        &ORGS,
+    ),
+];
+
+/// Sentences that must not change a key.
+const NOT_PLAIN: &[&str] = &[
+    "Ann Lee might move to {o}.",
+    "Does Ann Lee live in {o}?",
+    "Ann Lee doesn't work at {o}.",
+    "Bo Chan said that Ann Lee works at {o}.",
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    #[test]
+    fn prop_relation_stream_keeps_one_current_value(
+        steps in prop::collection::vec((0..2usize, 0..4usize, 0..4usize, any::<bool>()), 1..30)
+    ) {
+        let mut m = Memory::new(Config::default()).unwrap();
+        let mut expected: HashMap<&str, String> = HashMap::new();
+        for (i, (r, phrasing, object, plain)) in steps.into_iter().enumerate() {
+            let (slot, phrasings, objects) = RELATIONS[r];
+            let object = objects[object % objects.len()];
+            let template = if plain {
+                phrasings[phrasing % phrasings.len()]
+            } else {
+                NOT_PLAIN[phrasing % NOT_PLAIN.len()]
+            };
+            let text = template.replace("{o}", object);
+            let at = WallTime::from_secs(1_767_225_600 + i as i64 * 3600);
+            let o = Observation::new(text.clone(), at).with_participants(["Ann Lee", "Bo Chan"]);
+            let receipt = m.observe(o).unwrap();
+            if plain {
+                let key = receipt.key.as_ref().map(ToString::to_string);
+                prop_assert_eq!(key, Some(format!("ann lee/{slot}")), "{}", text);
+                expected.insert(slot, pfm::text::normalize(object));
+            } else {
+                prop_assert!(receipt.key.is_none(), "{} got a key", text);
+            }
+            m.ledger().verify().map_err(TestCaseError::fail)?;
+            for (slot, value) in &expected {
+                let key = Key::new("ann lee", slot).unwrap();
+                let head = m.ledger().active_for_key(&key).and_then(|f| f.body.value.clone());
+                prop_assert_eq!(head.as_deref(), Some(value.as_str()));
+            }
+        }
+    }
+}
