@@ -165,6 +165,20 @@ pub enum ChainOrder {
     EventTime,
 }
 
+impl std::str::FromStr for ChainOrder {
+    type Err = crate::error::Error;
+
+    fn from_str(s: &str) -> crate::error::Result<Self> {
+        match s {
+            "arrival" => Ok(ChainOrder::Arrival),
+            "event-time" | "event_time" => Ok(ChainOrder::EventTime),
+            _ => Err(crate::error::Error::InvalidConfig(format!(
+                "ordering {s:?}: use arrival or event-time"
+            ))),
+        }
+    }
+}
+
 /// How fine the extractor's keys are.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -86,6 +86,12 @@ pub struct ServeArgs {
     /// time span), fixed (the paper's 30 days) or off.
     #[arg(long, default_value = "span")]
     recency: pfm::rank::Recency,
+    /// Revision ordering of new tenants: arrival (the last value to arrive
+    /// is current) or event-time (the value with the latest stated time is:
+    /// a late-arriving old message becomes history and never wins). A
+    /// tenant keeps the ordering it was created under.
+    #[arg(long, default_value = "arrival")]
+    ordering: pfm::config::ChainOrder,
     /// Create this tenant with a fresh token at start if the data
     /// directory has no token yet (the token is printed once on stdout).
     #[arg(long)]
@@ -108,6 +114,7 @@ impl ServeArgs {
                 config: {
                     let mut config = Config::default();
                     config.score.recency = self.recency;
+                    config.ordering = self.ordering;
                     config
                 },
                 workers: self.workers,

@@ -17,8 +17,10 @@
 //! # What is stored
 //! The ledger is the state; the gazetteer, graph and indexes are derived from
 //! it on start by [`Memory::restore`]. Table `facts`: fact id → the fact
-//! (body and state) as JSON. Table `meta`: the format, the next fact id, and
-//! the last commit's sequence number and wall time. Table `requests`: the
+//! (body and state) as JSON. Table `meta`: the format, the next fact id,
+//! the last commit's sequence number and wall time, and the store's revision
+//! ordering (arrival or event time: a store keeps the one it was built
+//! under). Table `requests`: the
 //! client request ids of idempotent writes → their receipts (see
 //! `idempotency`). A [`Batch`] carries the rows one or more commits wrote
 //! (the store's [`Journal`]) and the request ids they answer; one
@@ -52,7 +54,7 @@ use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
 
 use crate::disk::{Disk, Os};
 use crate::idempotency::LogChanges;
-use pfm::config::Config;
+use pfm::config::{ChainOrder, Config};
 use pfm::error::{Error, Result};
 use pfm::fact::{Fact, FactId, Seq};
 use pfm::memory::{Journal, Memory};
@@ -77,6 +79,9 @@ pub struct Meta {
     pub seq: Seq,
     /// The last commit's wall time.
     pub committed_at: WallTime,
+    /// The store's revision ordering, fixed when its first commit is
+    /// written (none in a ledger written before it was recorded).
+    pub ordering: Option<ChainOrder>,
 }
 
 impl Meta {
@@ -86,6 +91,7 @@ impl Meta {
             next_id: ledger.next_id(),
             seq: ledger.seq(),
             committed_at: ledger.committed_at(),
+            ordering: Some(memory.config().ordering),
         }
     }
 }
@@ -226,6 +232,13 @@ impl DurableLedger {
             )));
         }
         let facts = facts.into_iter().filter_map(Result::ok).collect();
+        // A store keeps the ordering it was built under: its chains are
+        // ordered by it (`Ledger::verify`), so `config` chooses only a
+        // new store's.
+        let config = Config {
+            ordering: meta.ordering.unwrap_or(config.ordering),
+            ..config
+        };
         let memory = Memory::restore(config, facts, meta.next_id, meta.seq, meta.committed_at)
             .map_err(|e| Error::InvalidState(format!("{}: {e}", store.path.display())))?;
         Ok((store, memory))
@@ -259,12 +272,17 @@ impl DurableLedger {
                     next_id: get("next_id")?.unwrap_or(0),
                     seq: get("seq")?.unwrap_or(0),
                     committed_at: WallTime::from_millis(get("committed_at")?.unwrap_or(0) as i64),
+                    ordering: get("ordering")?.map(|o| match o {
+                        0 => ChainOrder::Arrival,
+                        _ => ChainOrder::EventTime,
+                    }),
                 }
             }
             Err(redb::TableError::TableDoesNotExist(_)) => Meta {
                 next_id: 0,
                 seq: 0,
                 committed_at: WallTime::EPOCH,
+                ordering: None,
             },
             Err(e) => return Err(storage(p, "read meta", e)),
         };
@@ -378,6 +396,14 @@ fn write_meta(txn: &redb::WriteTransaction, p: &Path, meta: Meta) -> Result<()> 
         ("committed_at", meta.committed_at.millis() as u64),
     ] {
         t.insert(name, value)
+            .map_err(|e| storage(p, "write meta", e))?;
+    }
+    if let Some(ordering) = meta.ordering {
+        let code = match ordering {
+            ChainOrder::Arrival => 0,
+            ChainOrder::EventTime => 1,
+        };
+        t.insert("ordering", code)
             .map_err(|e| storage(p, "write meta", e))?;
     }
     Ok(())

@@ -170,3 +170,44 @@ fn tempdir(name: &str) -> std::path::PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+#[test]
+fn a_store_keeps_the_ordering_it_was_built_under() {
+    use pfm::config::ChainOrder;
+    let dir = tempdir("ordering");
+    let event_time = Config {
+        ordering: ChainOrder::EventTime,
+        ..Config::default()
+    };
+    let (store, mut memory) = DurableLedger::open(&dir, event_time).unwrap();
+    // The day-3 message arrives after the day-9 one: under event time it
+    // is history and the day-9 time stays current.
+    observe(
+        &store,
+        &mut memory,
+        &[
+            ("The standup with Alex Rivera is moved to 10:45am.", 9),
+            ("The standup with Alex Rivera is moved to 9:30am.", 3),
+        ],
+    );
+    let current = |m: &Memory| {
+        let key = pfm::Key::new("alex rivera", "meeting_time").unwrap();
+        m.ledger()
+            .active_for_key(&key)
+            .and_then(|f| f.body.value.clone())
+    };
+    assert_eq!(current(&memory).as_deref(), Some("10:45am"));
+    drop((store, memory));
+
+    // Reopened with the default (arrival) configuration, it is still an
+    // event-time store: another late message does not win either.
+    let (store, mut reopened) = DurableLedger::open(&dir, Config::default()).unwrap();
+    assert_eq!(reopened.config().ordering, ChainOrder::EventTime);
+    observe(
+        &store,
+        &mut reopened,
+        &[("The standup with Alex Rivera is moved to 8:15am.", 4)],
+    );
+    assert_eq!(current(&reopened).as_deref(), Some("10:45am"));
+    reopened.ledger().verify().unwrap();
+}
