@@ -15,7 +15,9 @@ use serde::{Deserialize, Serialize};
 use crate::block::Block;
 use crate::config::Config;
 use crate::error::{Error, Result, check_name, check_no_control};
-use crate::extract::{EntityKind, Extractor, Gazetteer, GazetteerWriter, cues, gate, slots};
+use crate::extract::{
+    EntityKind, Extractor, Gazetteer, GazetteerWriter, KeyedBy, cues, gate, relations, slots,
+};
 use crate::fact::{Fact, FactBody, FactId, Key, Kind, Op, Seq, name_key};
 use crate::graph::{GraphWriter, NodeId, contribution};
 use crate::index::{CorpusWriter, DocInput, IndexVersion, Timeline};
@@ -181,6 +183,41 @@ pub struct Receipt {
     pub outcome: Outcome,
     /// The key the fact was filed under, if any.
     pub key: Option<Key>,
+    /// How the extractor found that key (none when the caller gave it, by
+    /// `key` or `target`, or the fact has none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matched_by: Option<MatchedBy>,
+}
+
+/// How the extractor found a statement's key, for the receipt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MatchedBy {
+    /// A row of the slot table (a slot noun, an entity, a typed value).
+    Slot,
+    /// A relation's canonical noun.
+    Exact,
+    /// Another noun or a verb frame of the relation.
+    Paraphrase,
+}
+
+impl MatchedBy {
+    /// Its name in receipts.
+    pub fn name(self) -> &'static str {
+        match self {
+            MatchedBy::Slot => "slot",
+            MatchedBy::Exact => "exact",
+            MatchedBy::Paraphrase => "paraphrase",
+        }
+    }
+
+    fn of(by: KeyedBy) -> MatchedBy {
+        match by {
+            KeyedBy::Slot(_) => MatchedBy::Slot,
+            KeyedBy::Relation(_, relations::Match::Exact) => MatchedBy::Exact,
+            KeyedBy::Relation(_, relations::Match::Paraphrase) => MatchedBy::Paraphrase,
+        }
+    }
 }
 
 /// A personal fact memory.
@@ -409,10 +446,12 @@ impl Memory {
                     .map(|p| (p.as_str(), EntityKind::Person));
                 people.chain(o.entities.iter().map(|e| (e.as_str(), EntityKind::Other)))
             }));
-        let drafts = observations
+        let (drafts, found): (Vec<Draft>, Vec<Option<KeyedBy>>) = observations
             .into_iter()
             .map(|o| self.draft(o, &gazetteer))
-            .collect::<Result<Vec<Draft>>>()?;
+            .collect::<Result<Vec<_>>>()?
+            .into_iter()
+            .unzip();
         let commit = self.ledger.commit(drafts)?;
         let keys: Vec<Option<Key>> = commit
             .outcomes
@@ -424,17 +463,21 @@ impl Memory {
             .outcomes
             .into_iter()
             .zip(keys)
-            .map(|(outcome, key)| Receipt {
+            .zip(found)
+            .map(|((outcome, key), found)| Receipt {
                 seq: commit.seq,
                 outcome,
+                matched_by: key.as_ref().and(found).map(MatchedBy::of),
                 key,
             })
             .collect())
     }
 
-    /// The draft of one valid observation. Fails only on what needs the
-    /// store to judge: an unknown `target`, a typed operation without a key.
-    fn draft(&self, o: Observation, gazetteer: &Gazetteer) -> Result<Draft> {
+    /// The draft of one valid observation, and the table row that keyed
+    /// it if the extractor did (for the receipt). Fails only on what needs
+    /// the store to judge: an unknown `target`, a typed operation without a
+    /// key.
+    fn draft(&self, o: Observation, gazetteer: &Gazetteer) -> Result<(Draft, Option<KeyedBy>)> {
         let normalized = text::normalize(&o.text);
         let participant_keys: Vec<Arc<str>> = o
             .participants
@@ -471,6 +514,12 @@ impl Memory {
         let plain = o.op == Op::Accept && o.key.is_none() && o.target.is_none();
         // `stated`: the value was given, extracted or found in the text
         // (not the whole text, the default when none is).
+        let caller_keyed = o.key.is_some() || targeted.is_some();
+        let found = extraction
+            .keyed
+            .as_ref()
+            .map(|k| k.by)
+            .filter(|_| !caller_keyed);
         let (key, value, stated) = match (o.key.or(targeted), extraction.keyed) {
             (Some(key), _) => {
                 let (value, stated) = match given {
@@ -553,7 +602,7 @@ impl Memory {
         }
         entities.sort();
         entities.dedup();
-        Ok(Draft {
+        let draft = Draft {
             text: o.text,
             normalized,
             entities,
@@ -566,7 +615,8 @@ impl Memory {
             op,
             target: o.target,
             inferred,
-        })
+        };
+        Ok((draft, found))
     }
 
     /// The key's one pending plan, as the key and the plan's value (a

@@ -1,4 +1,5 @@
-//! Relation keys from plain text keep Proposition 1: a stream of
+//! Relation keys from plain text: receipts say how a key was found, and
+//! keys keep Proposition 1: a stream of
 //! statements about one subject's relations, in any phrasing the table
 //! knows, mixed with hedges, questions and negations, never leaves two
 //! current values of a key, and the current value is the last plain one.
@@ -79,4 +80,42 @@ proptest! {
             }
         }
     }
+}
+
+#[test]
+fn receipts_say_how_the_key_was_found() {
+    use pfm::memory::MatchedBy;
+    let mut m = Memory::new(Config::default()).unwrap();
+    let at = WallTime::from_secs(1_767_225_600);
+    let mut found = |o: Observation| {
+        let r = m.observe(o).unwrap();
+        (r.key.map(|k| k.to_string()), r.matched_by)
+    };
+    let slot = Observation::new("The standup with Alex Rivera is moved to 9am.", at)
+        .with_participants(["Alex Rivera"]);
+    assert_eq!(
+        found(slot),
+        (
+            Some("alex rivera/meeting_time".into()),
+            Some(MatchedBy::Slot)
+        )
+    );
+    let exact = Observation::new("Ann Lee's home is Denver.", at);
+    assert_eq!(
+        found(exact),
+        (Some("ann lee/residence".into()), Some(MatchedBy::Exact))
+    );
+    let paraphrase = Observation::new("Ann Lee moved to Osaka.", at);
+    assert_eq!(
+        found(paraphrase),
+        (
+            Some("ann lee/residence".into()),
+            Some(MatchedBy::Paraphrase)
+        )
+    );
+    let given = Observation::new("Ann Lee moved to Quito.", at)
+        .with_key(Key::new("ann lee", "residence").unwrap(), Some("quito"));
+    assert_eq!(found(given), (Some("ann lee/residence".into()), None));
+    let keyless = Observation::new("Ann Lee might move to Lisbon.", at);
+    assert_eq!(found(keyless), (None, None));
 }

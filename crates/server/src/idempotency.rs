@@ -71,6 +71,10 @@ pub struct Acked {
     /// The key it was filed under; not stored (invariant 4).
     #[serde(skip)]
     pub key: Option<String>,
+    /// How the extractor found the key (`slot`, `exact`, `paraphrase`);
+    /// not stored, so a replayed receipt has none.
+    #[serde(skip)]
+    pub matched_by: Option<String>,
 }
 
 impl From<Receipt> for Acked {
@@ -85,11 +89,14 @@ impl From<Receipt> for Acked {
             contradicted: r.outcome.contradicted().iter().map(|f| f.0).collect(),
             plans: r.outcome.plans().iter().map(|f| f.0).collect(),
             key: r.key.as_ref().map(Key::to_string),
+            matched_by: r.matched_by.map(|m| m.name().to_owned()),
         }
     }
 }
 
-/// Stored receipts with their keys looked up in the store as it is now.
+/// Stored receipts with their keys looked up in the store as it is now
+/// (and no `matched_by`: a replay says what was filed, not how it was
+/// read, the same before a restart and after).
 pub fn with_keys(memory: &Memory, stored: &[Acked]) -> Vec<Acked> {
     stored
         .iter()
@@ -98,6 +105,7 @@ pub fn with_keys(memory: &Memory, stored: &[Acked]) -> Vec<Acked> {
                 .fact(FactId(a.fact))
                 .ok()
                 .and_then(|f| f.body.key.as_ref().map(Key::to_string)),
+            matched_by: None,
             ..a.clone()
         })
         .collect()
@@ -217,6 +225,7 @@ mod tests {
             contradicted: Vec::new(),
             plans: Vec::new(),
             key: Some("alex/room".into()),
+            matched_by: Some("slot".into()),
         }
     }
 

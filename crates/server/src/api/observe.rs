@@ -151,6 +151,12 @@ pub struct ReceiptOut {
     /// The key it was filed under, `entity/slot[/qualifier]`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
+    /// How the extractor found the key, when it did (not when the request
+    /// gave it): `slot` (the slot table), `exact` (a relation's canonical
+    /// noun) or `paraphrase` (another noun or a verb frame of the
+    /// relation). Absent on a replayed receipt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matched_by: Option<String>,
 }
 
 impl From<Acked> for ReceiptOut {
@@ -165,6 +171,7 @@ impl From<Acked> for ReceiptOut {
             plans: a.plans,
             newer: a.newer,
             key: a.key,
+            matched_by: a.matched_by,
         }
     }
 }
