@@ -52,6 +52,8 @@
 
 use std::sync::LazyLock;
 
+use rustc_hash::FxHashMap;
+
 use super::phrases::{Phrase, VALUE};
 use crate::fact::Kind;
 use crate::text;
@@ -467,6 +469,60 @@ static COMPILED: LazyLock<Vec<(Role, u8, Vec<Phrase>)>> = LazyLock::new(|| {
         .collect()
 });
 
+/// The table's phrases by a word each requires, so a statement is matched
+/// only against the phrases whose word it contains (most of the table
+/// cannot occur in a given sentence). Phrases are numbered in table order.
+struct Prefilter {
+    /// Required word → the phrases that require it.
+    by_word: FxHashMap<&'static str, Vec<u32>>,
+    /// Phrases with no plain word (only inflections and classes): always tried.
+    always: Vec<u32>,
+    /// Number of the first phrase of each row.
+    first: Vec<u32>,
+    /// Phrases in all.
+    len: usize,
+}
+
+static PREFILTER: LazyLock<Prefilter> = LazyLock::new(|| {
+    let rows = &*COMPILED;
+    let mut by_word: FxHashMap<&'static str, Vec<u32>> = FxHashMap::default();
+    let mut always = Vec::new();
+    let mut first = Vec::with_capacity(rows.len());
+    let mut n = 0u32;
+    for (_, _, phrases) in rows {
+        first.push(n);
+        for p in phrases {
+            match p.required_word() {
+                Some(w) => by_word.entry(w).or_default().push(n),
+                None => always.push(n),
+            }
+            n += 1;
+        }
+    }
+    Prefilter {
+        by_word,
+        always,
+        first,
+        len: n as usize,
+    }
+});
+
+impl Prefilter {
+    /// Which phrases may occur in `toks`.
+    fn candidates(&self, toks: &[&str]) -> Vec<bool> {
+        let mut may = vec![false; self.len];
+        for &i in &self.always {
+            may[i as usize] = true;
+        }
+        for t in toks {
+            for &i in self.by_word.get(t).into_iter().flatten() {
+                may[i as usize] = true;
+            }
+        }
+        may
+    }
+}
+
 /// A token that no phrase matches (masked asides and negated hedges).
 const MASKED: &str = "\u{2}";
 
@@ -565,17 +621,26 @@ impl<'a> Scope<'a> {
     }
 
     /// Every occurrence of a row's phrases, (start, end), found as the
-    /// caller asks for them (most callers stop at the first).
-    fn hits<'s>(&'s self, phrases: &'s [Phrase]) -> impl Iterator<Item = (usize, usize)> + 's {
-        phrases.iter().flat_map(move |p| {
-            let mut from = 0;
-            std::iter::from_fn(move || {
-                let (s, e) = p.find(self.toks.get(from..)?)?;
-                let hit = (from + s, from + e);
-                from += s + 1;
-                Some(hit)
+    /// caller asks for them (most callers stop at the first). `may` says
+    /// which of the row's phrases can occur at all ([`Prefilter`]).
+    fn hits<'s>(
+        &'s self,
+        phrases: &'s [Phrase],
+        may: &'s [bool],
+    ) -> impl Iterator<Item = (usize, usize)> + 's {
+        phrases
+            .iter()
+            .zip(may)
+            .filter(|(_, m)| **m)
+            .flat_map(move |(p, _)| {
+                let mut from = 0;
+                std::iter::from_fn(move || {
+                    let (s, e) = p.find(self.toks.get(from..)?)?;
+                    let hit = (from + s, from + e);
+                    from += s + 1;
+                    Some(hit)
+                })
             })
-        })
     }
 
     /// Masks "may" where it ends its clause: the month ("… is in May,
@@ -605,18 +670,29 @@ impl<'a> Scope<'a> {
 pub fn classify(normalized: &str, value: Option<&str>) -> Verdict {
     let mut scope = Scope::read(normalized, value);
     let rows = &*COMPILED;
+    let prefilter = &*PREFILTER;
+    // Masking only ever removes matches, so the phrases that may occur in
+    // the sentence as read may occur in it as masked.
+    let may = prefilter.candidates(&scope.toks);
+    let first = &prefilter.first;
     // Lazily, in table order: a check that needs one hit stops there.
     fn role_hits<'s>(
         scope: &'s Scope,
         rows: &'s [(Role, u8, Vec<Phrase>)],
+        (may, first): (&'s [bool], &'s [u32]),
         role: Role,
     ) -> impl Iterator<Item = (u8, (usize, usize))> + 's {
         rows.iter()
-            .filter(move |r| r.0 == role)
-            .flat_map(move |r| scope.hits(&r.2).map(move |h| (r.1, h)))
+            .zip(first)
+            .filter(move |(r, _)| r.0 == role)
+            .flat_map(move |(r, &f)| {
+                let may = &may[f as usize..f as usize + r.2.len()];
+                scope.hits(&r.2, may).map(move |h| (r.1, h))
+            })
     }
-    let any = |scope: &Scope, role: Role| role_hits(scope, rows, role).next().is_some();
-    let asides: Vec<_> = role_hits(&scope, rows, Role::Aside).collect();
+    let table = (&may[..], &first[..]);
+    let any = |scope: &Scope, role: Role| role_hits(scope, rows, table, role).next().is_some();
+    let asides: Vec<_> = role_hits(&scope, rows, table, Role::Aside).collect();
     for (_, h) in asides {
         scope.mask(h);
     }
@@ -628,18 +704,18 @@ pub fn classify(normalized: &str, value: Option<&str>) -> Verdict {
         return Verdict::of(Kind::Abandonment);
     }
     let mut strength = 0;
-    let negated: Vec<_> = role_hits(&scope, rows, Role::NegatedHedge).collect();
+    let negated: Vec<_> = role_hits(&scope, rows, table, Role::NegatedHedge).collect();
     for (s, h) in negated {
         if scope.in_value_clause(h.0) {
             strength = strength.max(s);
         }
         scope.mask(h);
     }
-    if role_hits(&scope, rows, Role::Negation).any(|(_, h)| scope.denies(h.0)) {
+    if role_hits(&scope, rows, table, Role::Negation).any(|(_, h)| scope.denies(h.0)) {
         return Verdict::of(Kind::Abandonment);
     }
     let mut future_here = false;
-    for (s, h) in role_hits(&scope, rows, Role::Future) {
+    for (s, h) in role_hits(&scope, rows, table, Role::Future) {
         strength = strength.max(s);
         future_here |= scope.in_value_clause(h.0);
     }
@@ -648,10 +724,10 @@ pub fn classify(normalized: &str, value: Option<&str>) -> Verdict {
     }
     // The hedge rows run from the vaguest down: the first hit is the
     // strongest.
-    if let Some((s, _)) = role_hits(&scope, rows, Role::Hedge).next() {
+    if let Some((s, _)) = role_hits(&scope, rows, table, Role::Hedge).next() {
         strength = strength.max(s);
     }
-    for (s, h) in role_hits(&scope, rows, Role::Condition) {
+    for (s, h) in role_hits(&scope, rows, table, Role::Condition) {
         if scope.value.is_some_and(|v| h.0 < v) && scope.before_value(h.0) {
             strength = strength.max(s);
         }

@@ -202,6 +202,19 @@ impl Phrase {
         Some((start.unwrap_or(0), from))
     }
 
+    /// A word every occurrence of the phrase contains (its longest plain
+    /// word), if it has one: a text without it cannot hold the phrase.
+    pub fn required_word(&self) -> Option<&str> {
+        self.0
+            .iter()
+            .flatten()
+            .filter_map(|p| match p {
+                Pattern::Word(w) => Some(w.as_str()),
+                _ => None,
+            })
+            .max_by_key(|w| w.len())
+    }
+
     /// Whether the phrase occurs in `toks` (normalized tokens).
     pub fn matches(&self, toks: &[&str]) -> bool {
         self.find(toks).is_some()
