@@ -122,6 +122,27 @@ fn a_text_naming_thousands_of_known_names_costs_no_more_than_the_limit() {
     assert!(bytes <= OBSERVE_BOUND, "{bytes} bytes for one observation");
 }
 
+/// Relation frames repeated to the text limit without a sentence break
+/// (every frame read once, against one layout of the text: the matcher's
+/// work is linear, see `extract::relations::Reading`).
+#[test]
+fn a_text_of_repeated_relation_frames_costs_no_more_than_the_limit() {
+    for unit in [
+        "Ann Lee lives in Denver and ",
+        "my home is Denver ",
+        "Zed lives ",
+    ] {
+        let mut memory = Memory::new(Config::default()).unwrap();
+        let text = unit.repeat(MAX_TEXT_BYTES / unit.len());
+        let (receipt, bytes) = allocated_by(|| memory.observe(Observation::new(text, day())));
+        assert!(receipt.is_ok(), "{receipt:?}");
+        assert!(
+            bytes <= OBSERVE_BOUND,
+            "{bytes} bytes for one observation of {unit:?}"
+        );
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
 

@@ -25,13 +25,15 @@
 //! plan, reported speech ("she said that …"), a subject joined to another
 //! ("Ann and Bo live in …"), an object that is not of the row's type.
 
+use std::cell::OnceCell;
 use std::sync::LazyLock;
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::gazetteer::Mention;
 use super::phrases::{Pattern, WEEKDAYS};
 use super::slots::{self, ValueType};
+use crate::limits::MAX_NAMES;
 use crate::text;
 
 /// What a relation's object is.
@@ -659,17 +661,56 @@ pub struct Statement {
 
 /// One text as the frame matcher reads it: its tokens, their gaps, the
 /// names in it and who speaks.
+///
+/// Work is linear in the text, a hostile one included (`tests/
+/// bounded_work.rs`): the text's layout (its clause and sentence ends,
+/// cue counts and names) is computed once, and only for a text that holds
+/// an anchor word of some frame; each frame read then costs a bounded
+/// number of lookups.
 pub struct Reading<'a> {
+    raw: &'a str,
     normalized: &'a str,
     toks: &'a [&'a str],
     /// Byte offset of each token in `normalized`.
     starts: &'a [usize],
+    /// Gazetteer mentions, by start.
     mentions: &'a [Mention],
     /// The speaker's canonical name, if known.
     speaker: Option<&'a str>,
-    /// Capitalised names of the raw text, as normalized token ranges.
-    names: Vec<(usize, usize)>,
+    layout: OnceCell<Layout>,
 }
+
+/// What every frame read asks of a text, computed once per text. Indexed
+/// by token position; `[i]` of a `n + 1` vector is about the gap before
+/// token `i` (`[0]` and `[n]` are the text's ends).
+struct Layout {
+    /// A clause boundary (punctuation) stands before token `i`.
+    boundary: Vec<bool>,
+    /// The first `k >= i` where a clause ends: a boundary, a clause word,
+    /// or the end.
+    next_clause: Vec<usize>,
+    /// The first `k >= i` where a sentence ends.
+    next_sentence: Vec<usize>,
+    /// The first token of token `i`'s sentence.
+    sentence_start: Vec<usize>,
+    /// The text from token `i` to the next `.`, `!` or newline holds a `?`.
+    question_from: Vec<bool>,
+    /// Counts of negations, hedges and words of report before token `i`.
+    negations: Vec<u32>,
+    hedges: Vec<u32>,
+    reports: Vec<u32>,
+    /// Capitalised names of the raw text, as token ranges `(begin, end)`,
+    /// sorted.
+    names: Vec<(usize, usize)>,
+    /// Names and gazetteer mentions as `(end, begin)`, sorted.
+    by_end: Vec<(usize, usize)>,
+    /// Names and gazetteer mentions as `(begin, end)`, sorted.
+    by_start: Vec<(usize, usize)>,
+}
+
+/// Most tokens an object is read in after its frame: a longer clause is
+/// not read further (bounds a frame read on a text without punctuation).
+const MAX_OBJECT_TOKENS: usize = 16;
 
 /// Conjunctions and relative words that end an object or a subject.
 const CLAUSE_WORDS: &[&str] = &[
@@ -807,43 +848,31 @@ impl<'a> Reading<'a> {
     /// capitals mark names); `normalized`, `toks` and `starts` its
     /// normalized form, tokens and token offsets.
     pub fn new(
-        raw: &str,
+        raw: &'a str,
         normalized: &'a str,
         toks: &'a [&'a str],
         starts: &'a [usize],
         mentions: &'a [Mention],
         speaker: Option<&'a str>,
     ) -> Reading<'a> {
-        let names = capitalised_names(raw)
-            .iter()
-            .flat_map(|name| find_all(toks, name))
-            .collect();
         Reading {
+            raw,
             normalized,
             toks,
             starts,
             mentions,
             speaker,
-            names,
+            layout: OnceCell::new(),
         }
+    }
+
+    fn layout(&self) -> &Layout {
+        self.layout.get_or_init(|| Layout::of(self))
     }
 
     /// Whether a clause boundary (punctuation) stands before token `i`.
     fn boundary_before(&self, i: usize) -> bool {
-        if i == 0 || i >= self.toks.len() {
-            return true;
-        }
-        let gap = &self.normalized[self.starts[i - 1] + self.toks[i - 1].len()..self.starts[i]];
-        gap.contains(['.', ',', ';', ':', '!', '?', '(', ')', '"', '\n'])
-    }
-
-    /// Whether a sentence ends before token `i`.
-    fn sentence_before(&self, i: usize) -> bool {
-        if i == 0 || i >= self.toks.len() {
-            return true;
-        }
-        let gap = &self.normalized[self.starts[i - 1] + self.toks[i - 1].len()..self.starts[i]];
-        gap.contains(['.', '!', '?', ':', '\n'])
+        self.layout().boundary[i.min(self.toks.len())]
     }
 
     /// Whether the token `i` is followed by a possessive `'s`.
@@ -858,15 +887,18 @@ impl<'a> Reading<'a> {
         if to == from + 1 && matches!(self.toks[from], "i" | "my" | "me") {
             return self.speaker.map(str::to_owned);
         }
-        if let Some(m) = self
-            .mentions
+        let first = self.mentions.partition_point(|m| m.start < from);
+        if let Some(m) = self.mentions[first..]
             .iter()
-            .find(|m| m.start == from && m.end == to)
+            .take_while(|m| m.start == from)
+            .find(|m| m.end == to)
         {
             return Some(m.entity.to_string());
         }
-        self.names
-            .contains(&(from, to))
+        self.layout()
+            .names
+            .binary_search(&(from, to))
+            .is_ok()
             .then(|| self.toks[from..to].join(" "))
     }
 
@@ -874,13 +906,13 @@ impl<'a> Reading<'a> {
     /// a gazetteer mention, a capitalised name.
     fn names_ending(&self, to: usize) -> impl Iterator<Item = usize> + '_ {
         let first_person = (to > 0 && matches!(self.toks[to - 1], "i" | "my")).then(|| to - 1);
-        let mentions = self
-            .mentions
+        let by_end = &self.layout().by_end;
+        let first = by_end.partition_point(|&(e, _)| e < to);
+        let named = by_end[first..]
             .iter()
-            .filter(move |m| m.end == to)
-            .map(|m| m.start);
-        let names = self.names.iter().filter(move |n| n.1 == to).map(|n| n.0);
-        first_person.into_iter().chain(mentions).chain(names)
+            .take_while(move |&&(e, _)| e == to)
+            .map(|&(_, b)| b);
+        first_person.into_iter().chain(named)
     }
 
     /// Where the copula at `at` ends, if one starts there.
@@ -902,6 +934,10 @@ impl<'a> Reading<'a> {
     pub fn statements(&self) -> Vec<Statement> {
         let c = &*COMPILED;
         let mut found: Vec<(usize, usize, Statement)> = Vec::new();
+        // Most texts hold no anchor word: they cost a lookup per token.
+        if !self.toks.iter().any(|t| c.by_anchor.contains_key(*t)) {
+            return Vec::new();
+        }
         for (p, tok) in self.toks.iter().enumerate() {
             let Some(hits) = c.by_anchor.get(*tok) else {
                 continue;
@@ -919,15 +955,8 @@ impl<'a> Reading<'a> {
         // One statement per sentence start: the frame that read the most
         // literal words wins (a longer frame is the more specific reading).
         found.sort_by_key(|(from, coverage, _)| (*from, usize::MAX - coverage));
-        let mut out: Vec<Statement> = Vec::new();
-        let mut seen_at: Vec<usize> = Vec::new();
-        for (from, _, st) in found {
-            if !seen_at.contains(&from) {
-                seen_at.push(from);
-                out.push(st);
-            }
-        }
-        out
+        found.dedup_by_key(|(from, ..)| *from);
+        found.into_iter().map(|(.., st)| st).collect()
     }
 
     /// Reads `frame` with its literal part `part` starting at token `start`:
@@ -1007,7 +1036,7 @@ impl<'a> Reading<'a> {
                             .filter(|&e| {
                                 (at + 1..=e).all(|j| j == e || !self.boundary_before(j))
                             })?,
-                        None => self.clause_end(at),
+                        None => self.clause_end(at).min(at + MAX_OBJECT_TOKENS),
                     };
                     if end <= at || self.boundary_before(at) {
                         return None;
@@ -1049,9 +1078,11 @@ impl<'a> Reading<'a> {
 
     /// Where the clause that continues at `at` ends.
     fn clause_end(&self, at: usize) -> usize {
-        (at + 1..self.toks.len())
-            .find(|&j| self.boundary_before(j) || CLAUSE_WORDS.contains(&self.toks[j]))
-            .unwrap_or(self.toks.len())
+        let n = self.toks.len();
+        if at + 1 >= n {
+            return n;
+        }
+        self.layout().next_clause[at + 1]
     }
 
     /// The object of type `ty` in `[from, to)`, normalized, if it is one.
@@ -1071,18 +1102,14 @@ impl<'a> Reading<'a> {
                 if self.toks[from] == "the" {
                     from += 1;
                 }
-                // The object is the name it opens with.
-                let end = self
-                    .mentions
+                // The object is the longest name it opens with.
+                let by_start = &self.layout().by_start;
+                let first = by_start.partition_point(|&(b, _)| b < from);
+                let end = by_start[first..]
                     .iter()
-                    .filter(|m| m.start == from && m.end <= to)
-                    .map(|m| m.end)
-                    .chain(
-                        self.names
-                            .iter()
-                            .filter(|n| n.0 == from && n.1 <= to)
-                            .map(|n| n.1),
-                    )
+                    .take_while(|&&(b, _)| b == from)
+                    .map(|&(_, e)| e)
+                    .filter(|&e| e <= to)
                     .max()?;
                 Some(self.toks[from..end].join(" "))
             }
@@ -1135,27 +1162,99 @@ impl<'a> Reading<'a> {
     /// a question, a negation, a hedge, reported speech, or a subject
     /// joined to another.
     fn guarded(&self, from: usize, to: usize) -> bool {
-        let start = (0..=from)
-            .rev()
-            .find(|&j| self.sentence_before(j))
-            .unwrap_or(0);
-        let end = (to.max(from + 1)..=self.toks.len())
-            .find(|&j| self.sentence_before(j))
-            .unwrap_or(self.toks.len());
-        let question = self.normalized[self.starts[end - 1]..]
-            .split(['.', '!', '\n'])
-            .next()
-            .is_some_and(|tail| tail.contains('?'))
-            || QUESTION_WORDS.contains(&self.toks[start]);
-        let sentence = &self.toks[start..end];
-        let denied = sentence
-            .iter()
-            .any(|t| NEGATIONS.contains(t) || t.ends_with("n't"));
-        let hedged = sentence.iter().any(|t| HEDGES.contains(t));
-        let reported = self.toks[start..from].iter().any(|t| REPORTS.contains(t));
+        let l = self.layout();
+        let start = l.sentence_start[from];
+        let end = l.next_sentence[to.max(from + 1)];
+        let question = l.question_from[end - 1] || QUESTION_WORDS.contains(&self.toks[start]);
+        let any = |counts: &[u32], from: usize, to: usize| counts[to] > counts[from];
+        let denied = any(&l.negations, start, end);
+        let hedged = any(&l.hedges, start, end);
+        let reported = any(&l.reports, start, from);
         let joined =
             from > start && matches!(self.toks[from - 1], "and" | "or" | "&" | "with" | "nor");
         question || denied || hedged || reported || joined
+    }
+}
+
+impl Layout {
+    fn of(r: &Reading) -> Layout {
+        let (toks, n) = (r.toks, r.toks.len());
+        let gap = |i: usize| &r.normalized[r.starts[i - 1] + toks[i - 1].len()..r.starts[i]];
+        let breaks = |chars: &[char]| -> Vec<bool> {
+            (0..=n)
+                .map(|i| i == 0 || i == n || gap(i).contains(chars))
+                .collect()
+        };
+        let boundary = breaks(&['.', ',', ';', ':', '!', '?', '(', ')', '"', '\n']);
+        let sentence = breaks(&['.', '!', '?', ':', '\n']);
+        let mut next_clause = vec![n; n + 1];
+        let mut next_sentence = vec![n; n + 1];
+        for i in (0..n).rev() {
+            let ends_clause = boundary[i] || CLAUSE_WORDS.contains(&toks[i]);
+            next_clause[i] = if ends_clause { i } else { next_clause[i + 1] };
+            next_sentence[i] = if sentence[i] { i } else { next_sentence[i + 1] };
+        }
+        let mut sentence_start = Vec::with_capacity(n);
+        let mut current = 0;
+        for (i, starts) in sentence.iter().take(n).enumerate() {
+            if *starts {
+                current = i;
+            }
+            sentence_start.push(current);
+        }
+        // Backwards over the text: whether a `?` comes before the next
+        // `.`, `!` or newline, read at each token's start.
+        let bytes = r.normalized.as_bytes();
+        let mut question_from = vec![false; n];
+        let (mut q, mut at) = (false, bytes.len());
+        for i in (0..n).rev() {
+            while at > r.starts[i] {
+                at -= 1;
+                match bytes[at] {
+                    b'.' | b'!' | b'\n' => q = false,
+                    b'?' => q = true,
+                    _ => {}
+                }
+            }
+            question_from[i] = q;
+        }
+        let counts = |is: &dyn Fn(&str) -> bool| -> Vec<u32> {
+            let mut c = Vec::with_capacity(n + 1);
+            c.push(0);
+            for t in toks {
+                c.push(c[c.len() - 1] + u32::from(is(t)));
+            }
+            c
+        };
+        let negations = counts(&|t| NEGATIONS.contains(&t) || t.ends_with("n't"));
+        let hedges = counts(&|t| HEDGES.contains(&t));
+        let reports = counts(&|t| REPORTS.contains(&t));
+        let mut names = name_spans(r.raw, toks);
+        names.sort_unstable();
+        names.dedup();
+        let mut by_start: Vec<(usize, usize)> = r
+            .mentions
+            .iter()
+            .map(|m| (m.start, m.end))
+            .chain(names.iter().copied())
+            .collect();
+        by_start.sort_unstable();
+        by_start.dedup();
+        let mut by_end: Vec<(usize, usize)> = by_start.iter().map(|&(b, e)| (e, b)).collect();
+        by_end.sort_unstable();
+        Layout {
+            boundary,
+            next_clause,
+            next_sentence,
+            sentence_start,
+            question_from,
+            negations,
+            hedges,
+            reports,
+            names,
+            by_end,
+            by_start,
+        }
     }
 }
 
@@ -1301,16 +1400,34 @@ fn capitalised_names(raw: &str) -> Vec<Vec<String>> {
     out
 }
 
-/// Every occurrence of `name` (tokens) in `toks`, as token ranges.
-fn find_all(toks: &[&str], name: &[String]) -> Vec<(usize, usize)> {
-    if name.is_empty() {
-        return Vec::new();
+/// Where the capitalised names of `raw` occur in `toks`, as token ranges:
+/// each distinct name is looked for (the first [`MAX_NAMES`] of them), in
+/// one pass over the tokens by the name's first word.
+fn name_spans(raw: &str, toks: &[&str]) -> Vec<(usize, usize)> {
+    let mut distinct: FxHashSet<Vec<String>> = FxHashSet::default();
+    let mut by_first: FxHashMap<String, Vec<Vec<String>>> = FxHashMap::default();
+    for name in capitalised_names(raw) {
+        if distinct.len() == MAX_NAMES {
+            break;
+        }
+        if let Some(first) = name.first().cloned()
+            && distinct.insert(name.clone())
+        {
+            by_first.entry(first).or_default().push(name);
+        }
     }
-    toks.windows(name.len())
-        .enumerate()
-        .filter(|(_, w)| w.iter().zip(name).all(|(a, b)| *a == b))
-        .map(|(i, _)| (i, i + name.len()))
-        .collect()
+    let mut out = Vec::new();
+    for (i, t) in toks.iter().enumerate() {
+        for name in by_first.get(*t).into_iter().flatten() {
+            let here = toks
+                .get(i..i + name.len())
+                .is_some_and(|w| w.iter().zip(name).all(|(a, b)| *a == b));
+            if here {
+                out.push((i, i + name.len()));
+            }
+        }
+    }
+    out
 }
 
 /// The row with this slot name.
