@@ -7,7 +7,10 @@
 //! ```
 //!
 //! Each line carries the date of the fact's source observation and its
-//! participants. Facts are taken in score order until `k` facts are taken or
+//! participants. Two lines of one day that may be versions of one fact
+//! (the same key, or keyless facts sharing an entity) also carry the time
+//! of day (`2025-06-11T15:04Z`), so a reader can tell which is newer.
+//! Facts are taken in score order until `k` facts are taken or
 //! the next line would overflow `B` (the paper's rule: selection stops when
 //! either limit binds). `B` counts characters (Unicode scalar values) of the
 //! whole block, header and newlines included. An empty selection is an empty
@@ -71,9 +74,20 @@ impl Block {
 /// Formats one fact as a block line. Whitespace runs in the text (newlines
 /// included) become single spaces, so a fact is always one line.
 pub fn format_line(body: &FactBody) -> String {
+    format_line_at(body, false)
+}
+
+/// Characters the time of day adds to a line's date (`T15:04Z`).
+const TIME_OF_DAY: usize = 7;
+
+/// [`format_line`], with the time of day after the date when `timed`.
+fn format_line_at(body: &FactBody, timed: bool) -> String {
     let mut line = String::with_capacity(body.text.len() + 40);
     line.push_str("- (");
     body.stated_at.write_date(&mut line);
+    if timed {
+        body.stated_at.write_time_of_day(&mut line);
+    }
     for (i, p) in body.participants.iter().enumerate() {
         line.push_str(if i == 0 { ", to " } else { ", " });
         line.push_str(p);
@@ -104,24 +118,38 @@ pub fn select_annotated(
 ) -> Block {
     let mut block = Block::default();
     let mut used = HEADER.chars().count();
+    // (the fact, whether its line shows the time of day, its note).
+    let mut taken: Vec<(&Scored, bool, Option<String>)> = Vec::new();
     for s in shortlist {
-        if block.lines.len() >= k {
+        if taken.len() >= k {
             break;
         }
-        let mut line = format_line(&s.body);
-        let mut cost = 1 + line.chars().count();
+        // Taken lines this one must be told apart from, not yet timed.
+        let day = s.body.stated_at.civil_date();
+        let twins: Vec<usize> = (0..taken.len())
+            .filter(|&i| taken[i].0.body.stated_at.civil_date() == day)
+            .filter(|&i| may_be_versions(&taken[i].0.body, &s.body))
+            .collect();
+        let timed = !twins.is_empty();
+        let retime = twins.iter().filter(|&&i| !taken[i].1).count() * TIME_OF_DAY;
+        let mut cost = 1 + format_line_at(&s.body, timed).chars().count() + retime;
         if used + cost > budget {
             break;
         }
-        if let Some(n) = note(s) {
-            let extra = 1 + n.chars().count();
-            if used + cost + extra <= budget {
-                line.push(' ');
-                line.push_str(&n);
-                cost += extra;
-            }
+        for i in twins {
+            taken[i].1 = true;
         }
+        let note = note(s).filter(|n| used + cost + 1 + n.chars().count() <= budget);
+        cost += note.as_ref().map_or(0, |n| 1 + n.chars().count());
         used += cost;
+        taken.push((s, timed, note));
+    }
+    for (s, timed, note) in taken {
+        let mut line = format_line_at(&s.body, timed);
+        if let Some(n) = note {
+            line.push(' ');
+            line.push_str(&n);
+        }
         block.lines.push(BlockLine {
             fact: s.fact,
             score: s.score,
@@ -137,6 +165,16 @@ pub fn select_annotated(
         }
     }
     block
+}
+
+/// Whether two facts may be versions of one fact: the same key, or both
+/// keyless and naming a common entity.
+fn may_be_versions(a: &FactBody, b: &FactBody) -> bool {
+    match (&a.key, &b.key) {
+        (Some(x), Some(y)) => x == y,
+        (None, None) => a.entities.iter().any(|e| b.entities.contains(e)),
+        _ => false,
+    }
 }
 
 #[cfg(test)]
@@ -179,6 +217,54 @@ mod tests {
         assert_eq!(format_line(&s.body), "- (2025-06-11) two lines here");
         let s = scored(3, "group", &["Ann", "Bo"], 1.0);
         assert_eq!(format_line(&s.body), "- (2025-06-11, to Ann, Bo) group");
+    }
+
+    #[test]
+    fn versions_of_one_day_show_their_time_of_day() {
+        let key = crate::fact::Key::new("ann lee", "residence").unwrap();
+        let at = |i: u64, time: &str, key: Option<&crate::fact::Key>| {
+            let s = scored(i, &format!("Ann Lee lives in city {i}."), &[], 1.0);
+            let body = Arc::into_inner(s.body).unwrap();
+            Scored {
+                body: Arc::new(FactBody {
+                    stated_at: WallTime::parse(time).unwrap(),
+                    key: key.cloned(),
+                    ..body
+                }),
+                ..s
+            }
+        };
+        let list = [
+            at(1, "2025-06-11T15:04:00Z", Some(&key)),
+            at(2, "2025-06-12T09:00:00Z", None),
+            at(3, "2025-06-11T08:30:00Z", Some(&key)),
+            at(4, "2025-06-11T10:00:00Z", None),
+        ];
+        let b = select(&list, 10, 800);
+        let lines: Vec<&str> = b.lines.iter().map(|l| l.line.as_str()).collect();
+        assert_eq!(
+            lines,
+            [
+                "- (2025-06-11T15:04Z) Ann Lee lives in city 1.",
+                "- (2025-06-12) Ann Lee lives in city 2.",
+                "- (2025-06-11T08:30Z) Ann Lee lives in city 3.",
+                "- (2025-06-11) Ann Lee lives in city 4.",
+            ]
+        );
+        // The budget counts the times: one character short drops the
+        // second version (and what follows), and the first stays untimed.
+        let exact = b.lines[..3]
+            .iter()
+            .map(|l| 1 + l.line.chars().count())
+            .sum::<usize>()
+            + HEADER.len();
+        assert_eq!(select(&list, 3, exact).chars(), exact);
+        let short = select(&list, 3, exact - 1);
+        assert_eq!(short.lines.len(), 2);
+        assert_eq!(
+            short.lines[0].line,
+            "- (2025-06-11) Ann Lee lives in city 1."
+        );
     }
 
     #[test]

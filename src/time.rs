@@ -140,6 +140,15 @@ impl WallTime {
         // Infallible: writing to a String cannot fail.
         let _ = write!(out, "{y:04}-{m:02}-{d:02}");
     }
+
+    /// Writes the UTC time of day as `THH:MMZ` into `out` (after a date:
+    /// `2025-06-11T15:04Z`, a form no stated value takes).
+    pub fn write_time_of_day(self, out: &mut String) {
+        use std::fmt::Write;
+        let minutes = self.0.div_euclid(60_000).rem_euclid(24 * 60);
+        // Infallible: writing to a String cannot fail.
+        let _ = write!(out, "T{:02}:{:02}Z", minutes / 60, minutes % 60);
+    }
 }
 
 impl fmt::Display for WallTime {
