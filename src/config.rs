@@ -226,6 +226,11 @@ pub struct Config {
     /// beside the slot table; `false` keys the slot table's six slots only.
     #[serde(default = "yes")]
     pub relations: bool,
+    /// With `relations`: how relation phrases the table does not know are
+    /// keyed (`extract::soft`: opened as keys of their own, and joined to a
+    /// key of the same subject by their wording or embedding).
+    #[serde(default)]
+    pub soft_identity: crate::extract::soft::SoftIdentity,
     /// Whether keys are used at all; `false` makes a keyless store (the same
     /// drafts, keys ignored), the paper's "without update resolution" arm.
     pub use_keys: bool,
@@ -250,6 +255,7 @@ impl Default for Config {
             ordering: ChainOrder::default(),
             key_granularity: KeyGranularity::default(),
             relations: true,
+            soft_identity: crate::extract::soft::SoftIdentity::default(),
             use_keys: true,
             history_index: false,
             merge: MergeMode::default(),

@@ -25,6 +25,11 @@ pub const MAX_CONTEXT_BYTES: usize = 64 * 1024;
 /// request's participants.
 pub const MAX_NAMES: usize = 256;
 
+/// Most keys of one subject an open relation statement is compared with
+/// (soft key identity, `extract::soft`): its newest ones. Bounds the work
+/// of a statement about a subject with thousands of keys.
+pub const MAX_SOFT_CANDIDATES: usize = 256;
+
 /// Longest ranker name accepted by [`crate::rank::Ranker::named`], in
 /// bytes (the longest real one, `bm25_validity_recency_p`, has 23): a
 /// longer name is refused without being parsed or quoted back.

@@ -15,8 +15,10 @@ use serde::{Deserialize, Serialize};
 use crate::block::Block;
 use crate::config::Config;
 use crate::error::{Error, Result, check_name, check_no_control};
+use crate::extract::soft::{self, ObjectClass, SoftIdentity, SoftMatch};
 use crate::extract::{
-    EntityKind, Extractor, Gazetteer, GazetteerWriter, KeyedBy, cues, gate, relations, slots,
+    EntityKind, Extractor, Gazetteer, GazetteerWriter, KeyedBy, KeyedValue, cues, gate, relations,
+    slots,
 };
 use crate::fact::{Fact, FactBody, FactId, Key, Kind, Op, Seq, name_key};
 use crate::graph::{GraphWriter, NodeId, contribution};
@@ -27,6 +29,8 @@ use crate::retrieve::{Request, retrieve, retrieve_as_of};
 use crate::text;
 use crate::time::WallTime;
 use crate::vector::{Encoder, VectorStore};
+
+mod soft_keys;
 
 pub use crate::ledger::Forget;
 
@@ -189,16 +193,27 @@ pub struct Receipt {
     pub matched_by: Option<MatchedBy>,
 }
 
-/// How the extractor found a statement's key, for the receipt.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+/// How the extractor found a statement's key, for the receipt. Serialized
+/// as its [`MatchedBy::name`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MatchedBy {
     /// A row of the slot table (a slot noun, an entity, a typed value).
     Slot,
-    /// A relation's canonical noun.
+    /// A relation's canonical noun, or an open phrase's own key.
     Exact,
     /// Another noun or a verb frame of the relation.
     Paraphrase,
+    /// An open phrase joined to a key with the same content words
+    /// (`extract::soft`).
+    Lexical,
+    /// An open phrase joined to a key whose phrase embeds near it, with
+    /// the cosine in thousandths (see [`MatchedBy::cosine`]).
+    Embedding {
+        /// Cosine × 1000, rounded.
+        milli: u16,
+    },
+    /// An open phrase no key of its subject matched: it opened a key.
+    Opened,
 }
 
 impl MatchedBy {
@@ -208,15 +223,40 @@ impl MatchedBy {
             MatchedBy::Slot => "slot",
             MatchedBy::Exact => "exact",
             MatchedBy::Paraphrase => "paraphrase",
+            MatchedBy::Lexical => "lexical",
+            MatchedBy::Embedding { .. } => "embedding",
+            MatchedBy::Opened => "opened",
+        }
+    }
+
+    /// The phrase embeddings' cosine of an embedding match.
+    pub fn cosine(self) -> Option<f32> {
+        match self {
+            MatchedBy::Embedding { milli } => Some(f32::from(milli) / 1000.0),
+            _ => None,
         }
     }
 
     fn of(by: KeyedBy) -> MatchedBy {
         match by {
             KeyedBy::Slot(_) => MatchedBy::Slot,
-            KeyedBy::Relation(_, relations::Match::Exact) => MatchedBy::Exact,
+            KeyedBy::Relation(_, relations::Match::Exact) | KeyedBy::Soft(SoftMatch::Exact) => {
+                MatchedBy::Exact
+            }
             KeyedBy::Relation(_, relations::Match::Paraphrase) => MatchedBy::Paraphrase,
+            KeyedBy::Soft(SoftMatch::Lexical) => MatchedBy::Lexical,
+            KeyedBy::Soft(SoftMatch::Embedding(c)) => MatchedBy::Embedding {
+                // The cosine is in [-1, 1]; a match's is at least COSINE.
+                milli: (c.clamp(0.0, 1.0) * 1000.0).round() as u16,
+            },
+            KeyedBy::Soft(SoftMatch::Opened) => MatchedBy::Opened,
         }
+    }
+}
+
+impl Serialize for MatchedBy {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
     }
 }
 
@@ -235,6 +275,8 @@ pub struct Memory {
     journal: Journal,
     /// The encoder and the facts' vectors, once one is attached.
     vectors: Option<VectorStore>,
+    /// Embeddings of relation phrases, for soft key identity.
+    phrases: soft_keys::PhraseCache,
 }
 
 /// What commits wrote to the ledger since the journal was last taken: the
@@ -264,6 +306,7 @@ impl Memory {
             extractor: Extractor {
                 granularity: config.key_granularity,
                 relations: config.relations,
+                open: config.relations && config.soft_identity != SoftIdentity::Off,
             },
             gazetteer: GazetteerWriter::default(),
             graph: GraphWriter::new(config.graph.clone()),
@@ -277,6 +320,7 @@ impl Memory {
             config,
             journal: Journal::default(),
             vectors: None,
+            phrases: soft_keys::PhraseCache::default(),
         })
     }
 
@@ -446,12 +490,16 @@ impl Memory {
                     .map(|p| (p.as_str(), EntityKind::Person));
                 people.chain(o.entities.iter().map(|e| (e.as_str(), EntityKind::Other)))
             }));
-        let (drafts, found): (Vec<Draft>, Vec<Option<KeyedBy>>) = observations
-            .into_iter()
-            .map(|o| self.draft(o, &gazetteer))
-            .collect::<Result<Vec<_>>>()?
-            .into_iter()
-            .unzip();
+        let mut drafts = Vec::with_capacity(observations.len());
+        let mut found = Vec::with_capacity(observations.len());
+        // Keys the batch's open statements opened: a later statement of the
+        // batch joins them as it would a stored key.
+        let mut opened = Vec::new();
+        for o in observations {
+            let (draft, by) = self.draft(o, &gazetteer, &mut opened)?;
+            drafts.push(draft);
+            found.push(by);
+        }
         let commit = self.ledger.commit(drafts)?;
         let keys: Vec<Option<Key>> = commit
             .outcomes
@@ -477,7 +525,12 @@ impl Memory {
     /// it if the extractor did (for the receipt). Fails only on what needs
     /// the store to judge: an unknown `target`, a typed operation without a
     /// key.
-    fn draft(&self, o: Observation, gazetteer: &Gazetteer) -> Result<(Draft, Option<KeyedBy>)> {
+    fn draft(
+        &mut self,
+        o: Observation,
+        gazetteer: &Gazetteer,
+        opened: &mut Vec<(Key, ObjectClass)>,
+    ) -> Result<(Draft, Option<KeyedBy>)> {
         let normalized = text::normalize(&o.text);
         let participant_keys: Vec<Arc<str>> = o
             .participants
@@ -515,12 +568,12 @@ impl Memory {
         // `stated`: the value was given, extracted or found in the text
         // (not the whole text, the default when none is).
         let caller_keyed = o.key.is_some() || targeted.is_some();
-        let found = extraction
-            .keyed
-            .as_ref()
-            .map(|k| k.by)
-            .filter(|_| !caller_keyed);
-        let (key, value, stated) = match (o.key.or(targeted), extraction.keyed) {
+        let keyed = match (&extraction.open, caller_keyed) {
+            (Some(open), false) => self.resolve_open(open, opened),
+            _ => extraction.keyed,
+        };
+        let found = keyed.as_ref().map(|k| k.by).filter(|_| !caller_keyed);
+        let (key, value, stated) = match (o.key.or(targeted), keyed) {
             (Some(key), _) => {
                 let (value, stated) = match given {
                     Some(v) => (Some(v), true),
@@ -617,6 +670,37 @@ impl Memory {
             inferred,
         };
         Ok((draft, found))
+    }
+
+    /// The key an open relation statement joins or opens (soft identity,
+    /// `extract::soft`), as a keyed value; `None` when that is ambiguous.
+    /// A key it opens is added to `opened`, for the rest of the batch.
+    fn resolve_open(
+        &mut self,
+        open: &relations::OpenStatement,
+        opened: &mut Vec<(Key, ObjectClass)>,
+    ) -> Option<KeyedValue> {
+        let candidates = soft_keys::candidates(&self.ledger, &open.subject, opened);
+        let mut embedder = soft_keys::Embedder {
+            cache: &mut self.phrases,
+            vectors: self.vectors.as_mut(),
+        };
+        let (key, how) = soft::resolve(
+            self.config.soft_identity,
+            &open.subject,
+            &open.phrase,
+            open.class,
+            &candidates,
+            &mut embedder,
+        )?;
+        if how == SoftMatch::Opened {
+            opened.push((key.clone(), open.class));
+        }
+        Some(KeyedValue {
+            key,
+            value: open.object.clone(),
+            by: KeyedBy::Soft(how),
+        })
     }
 
     /// The key's one pending plan, as the key and the plan's value (a

@@ -213,6 +213,12 @@ impl VectorStore {
         }
     }
 
+    /// Embeds `texts` with the store's encoder (soft key identity's phrase
+    /// embeddings: `memory::PhraseCache`).
+    pub fn encode(&mut self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        self.encoder.encode(texts)
+    }
+
     /// Embeds `facts` (those not embedded for this commit yet) in one
     /// encoder call. This runs after their commit, which cannot be undone:
     /// if the encoder fails, the facts stay lexical-only, the failure is

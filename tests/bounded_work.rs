@@ -131,6 +131,9 @@ fn a_text_of_repeated_relation_frames_costs_no_more_than_the_limit() {
         "Ann Lee lives in Denver and ",
         "my home is Denver ",
         "Zed lives ",
+        // Open phrases: a copula after each possessive, a name in each.
+        "Ann Lee's lucky number is 7 ",
+        "Bo's pup Toby is Max ",
     ] {
         let mut memory = Memory::new(Config::default()).unwrap();
         let text = unit.repeat(MAX_TEXT_BYTES / unit.len());

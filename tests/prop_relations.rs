@@ -1,8 +1,9 @@
 //! Relation keys from plain text: receipts say how a key was found, and
 //! keys keep Proposition 1: a stream of
 //! statements about one subject's relations, in any phrasing the table
-//! knows, mixed with hedges, questions and negations, never leaves two
-//! current values of a key, and the current value is the last plain one.
+//! knows or wordings of an open phrase soft identity joins, mixed with
+//! hedges, questions and negations, never leaves two current values of a
+//! key, and the current value is the last plain one.
 
 use std::collections::HashMap;
 
@@ -13,8 +14,13 @@ use proptest::prelude::*;
 const CITIES: [&str; 4] = ["Lisbon", "Denver", "Osaka", "Quito"];
 const ORGS: [&str; 3] = ["Acme Robotics", "Blue Harbor Bank", "Northwind Labs"];
 
-/// (relation slot, phrasings with {o}, objects).
-const RELATIONS: [(&str, &[&str], &[&str]); 2] = [
+const COFFEE: [&str; 3] = ["a flat white", "a cortado", "an oat latte"];
+const LUCKY: [&str; 3] = ["7", "13", "22"];
+
+/// (relation slot, phrasings with {o}, objects): two of the table, two
+/// open phrases (soft key identity: wordings with light modifiers, the
+/// "of" frame, a plural) whose keys the first statement opens.
+const RELATIONS: [(&str, &[&str], &[&str]); 4] = [
     (
         "residence",
         &[
@@ -34,6 +40,24 @@ const RELATIONS: [(&str, &[&str], &[&str]); 2] = [
         ],
         &ORGS,
     ),
+    (
+        "coffee order",
+        &[
+            "Ann Lee's usual coffee order is {o}.",
+            "Ann Lee: my go-to coffee order is {o} now.",
+            "The coffee order of Ann Lee is {o}.",
+        ],
+        &COFFEE,
+    ),
+    (
+        "lucky number",
+        &[
+            "Ann Lee's lucky number is {o}.",
+            "Ann Lee's lucky numbers is now {o}.",
+            "Ann Lee: my current lucky number is {o}.",
+        ],
+        &LUCKY,
+    ),
 ];
 
 /// Sentences that must not change a key.
@@ -42,6 +66,9 @@ const NOT_PLAIN: &[&str] = &[
     "Does Ann Lee live in {o}?",
     "Ann Lee doesn't work at {o}.",
     "Bo Chan said that Ann Lee works at {o}.",
+    "Is Ann Lee's lucky number {o}?",
+    "Ann Lee's lucky number is not {o}.",
+    "Maybe Ann Lee's usual coffee order is {o}.",
 ];
 
 proptest! {
@@ -49,10 +76,11 @@ proptest! {
 
     #[test]
     fn prop_relation_stream_keeps_one_current_value(
-        steps in prop::collection::vec((0..2usize, 0..4usize, 0..4usize, any::<bool>()), 1..30)
+        steps in prop::collection::vec((0..4usize, 0..4usize, 0..4usize, any::<bool>()), 1..30)
     ) {
         let mut m = Memory::new(Config::default()).unwrap();
         let mut expected: HashMap<&str, String> = HashMap::new();
+        let mut keys: HashMap<&str, String> = HashMap::new();
         for (i, (r, phrasing, object, plain)) in steps.into_iter().enumerate() {
             let (slot, phrasings, objects) = RELATIONS[r];
             let object = objects[object % objects.len()];
@@ -67,13 +95,21 @@ proptest! {
             let receipt = m.observe(o).unwrap();
             if plain {
                 let key = receipt.key.as_ref().map(ToString::to_string);
-                prop_assert_eq!(key, Some(format!("ann lee/{slot}")), "{}", text);
-                expected.insert(slot, pfm::text::normalize(object));
+                // An open phrase's key is named by the wording that opened it.
+                let name = keys.entry(slot).or_insert_with(|| match &key {
+                    Some(k) if slot.contains(' ') => k.clone(),
+                    _ => format!("ann lee/{slot}"),
+                });
+                prop_assert_eq!(key.as_ref(), Some(&*name), "{}", text);
+                let value = pfm::text::normalize(object);
+                let value = value.strip_prefix("a ").or(value.strip_prefix("an ")).unwrap_or(&value);
+                expected.insert(slot, value.to_owned());
             } else {
                 prop_assert!(receipt.key.is_none(), "{} got a key", text);
             }
             m.ledger().verify().map_err(TestCaseError::fail)?;
             for (slot, value) in &expected {
+                let slot = keys[slot].trim_start_matches("ann lee/");
                 let key = Key::new("ann lee", slot).unwrap();
                 let head = m.ledger().active_for_key(&key).and_then(|f| f.body.value.clone());
                 prop_assert_eq!(head.as_deref(), Some(value.as_str()));

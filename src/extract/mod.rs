@@ -15,6 +15,7 @@ pub mod gazetteer;
 mod phrases;
 pub mod relations;
 pub mod slots;
+pub mod soft;
 
 use std::sync::{Arc, LazyLock};
 
@@ -30,7 +31,7 @@ use crate::limits::MAX_NAMES;
 use crate::text;
 
 /// A slot statement found in a sentence.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct KeyedValue {
     /// The key the statement updates.
     pub key: Key,
@@ -41,16 +42,18 @@ pub struct KeyedValue {
 }
 
 /// Which table read a keyed statement, and how.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum KeyedBy {
     /// A row of the slot table.
     Slot(&'static SlotSpec),
     /// A row of the relation table, by its canonical noun or a paraphrase.
     Relation(&'static RelationSpec, relations::Match),
+    /// An open relation phrase, by soft identity.
+    Soft(soft::SoftMatch),
 }
 
 /// What the extractor found in one observation.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Extraction {
     /// Entities named in the text (canonical, sorted, unique).
     pub entities: Vec<Arc<str>>,
@@ -61,6 +64,10 @@ pub struct Extraction {
     /// cap"), which a retraction cue may apply to. A noun that several
     /// slots share names the one that holds a value, or none if both do.
     pub cell: Option<Key>,
+    /// Without a slot or table relation statement (nor a cell): the one
+    /// open relation statement of the text ("Ann's lucky number is 7"),
+    /// whose key soft identity finds (`soft::resolve`).
+    pub open: Option<relations::OpenStatement>,
 }
 
 /// The rule extractor.
@@ -70,6 +77,8 @@ pub struct Extractor {
     pub granularity: KeyGranularity,
     /// Whether relations of plain English are keyed too.
     pub relations: bool,
+    /// Whether open relation phrases are read (for soft identity).
+    pub open: bool,
 }
 
 impl Default for Extractor {
@@ -77,6 +86,7 @@ impl Default for Extractor {
         Extractor {
             granularity: KeyGranularity::default(),
             relations: true,
+            open: true,
         }
     }
 }
@@ -142,15 +152,13 @@ impl Extractor {
             }
             let starts: Vec<usize> = spans.iter().map(|(s, _)| *s).collect();
             let speaker = speaker(&mentions, &starts, normalized, participants);
-            relation_statement(raw, normalized, &toks, &starts, &mentions, speaker)
+            let reading =
+                relations::Reading::new(raw, normalized, &toks, &starts, &mentions, speaker);
+            relation_statement(&reading, self.open)
         };
         let nouns = slot_nouns(&toks);
         if nouns.is_empty() {
-            return Extraction {
-                keyed: relation(),
-                entities,
-                cell: None,
-            };
+            return Extraction::of_relation(relation(), entities);
         }
 
         let cancel = slots::find_cancellation(normalized).map(token_at);
@@ -214,19 +222,17 @@ impl Extractor {
             if cells.len() > 1 {
                 cells.retain(|k| is_active(k));
             }
-            let cell = (cells.len() == 1).then(|| cells.remove(0));
-            return Extraction {
-                keyed: cell.is_none().then(relation).flatten(),
-                entities,
-                cell,
-            };
+            if cells.len() == 1 {
+                return Extraction {
+                    entities,
+                    cell: Some(cells.remove(0)),
+                    ..Extraction::default()
+                };
+            }
+            return Extraction::of_relation(relation(), entities);
         };
         let Some(owner) = owner_of(slot_idx, pos) else {
-            return Extraction {
-                keyed: relation(),
-                entities,
-                cell: None,
-            };
+            return Extraction::of_relation(relation(), entities);
         };
         let make_key = |slot_idx: usize| key_of(owner, slot_idx, noun);
         if value == CANCELLED {
@@ -248,9 +254,31 @@ impl Extractor {
                 value,
                 by: KeyedBy::Slot(&SLOTS[slot_idx]),
             }),
-            cell: None,
+            ..Extraction::default()
         }
     }
+}
+
+impl Extraction {
+    fn of_relation(found: Option<Relation>, entities: Vec<Arc<str>>) -> Extraction {
+        let (keyed, open) = match found {
+            Some(Relation::Table(k)) => (Some(k), None),
+            Some(Relation::Open(o)) => (None, Some(o)),
+            None => (None, None),
+        };
+        Extraction {
+            entities,
+            keyed,
+            cell: None,
+            open,
+        }
+    }
+}
+
+/// A text's one relation statement: of a table row, keyed; or open.
+enum Relation {
+    Table(KeyedValue),
+    Open(relations::OpenStatement),
 }
 
 /// Who speaks in a text: the participant whose name opens it as a speaker
@@ -275,24 +303,26 @@ fn speaker<'a>(
     }
 }
 
-/// The one relation statement of a text, as a keyed value: none when the
-/// text states no relation, several (which key would the fact carry?), or
-/// one not plainly (a question, a negation, a hedge: `relations`).
-fn relation_statement(
-    raw: &str,
-    normalized: &str,
-    toks: &[&str],
-    starts: &[usize],
-    mentions: &[Mention],
-    speaker: Option<&str>,
-) -> Option<KeyedValue> {
-    let reading = relations::Reading::new(raw, normalized, toks, starts, mentions, speaker);
-    let mut found = reading.statements().into_iter();
+/// The one relation statement of a text: none when the text states no
+/// relation, several (which key would the fact carry?), or one not plainly
+/// (a question, a negation, a hedge: `relations`). A text with no statement
+/// of the table may hold one open statement (`open`: if they are read).
+fn relation_statement(reading: &relations::Reading, open: bool) -> Option<Relation> {
+    let table = reading.statements();
+    if table.is_empty() {
+        if !open {
+            return None;
+        }
+        let mut found = reading.open_statements().into_iter();
+        let first = found.next().filter(|s| s.plain)?;
+        return found.next().is_none().then_some(Relation::Open(first));
+    }
+    let mut found = table.into_iter();
     let first = found.next().filter(|s| s.plain)?;
     if found.any(|s| !s.plain || s.subject != first.subject || s.relation != first.relation) {
         return None;
     }
-    Some(KeyedValue {
+    Some(Relation::Table(KeyedValue {
         key: Key {
             entity: first.subject.into(),
             slot: first.relation.slot.into(),
@@ -300,7 +330,7 @@ fn relation_statement(
         },
         value: first.object,
         by: KeyedBy::Relation(first.relation, first.matched),
-    })
+    }))
 }
 
 /// Every occurrence of a slot noun in `tokens` (normalized), as (index into
@@ -438,7 +468,7 @@ mod tests {
         let text = normalize("Alex standup is now at 9:30am");
         let ex = Extractor {
             granularity: KeyGranularity::EntitySlotNoun,
-            relations: true,
+            ..Extractor::default()
         };
         assert!(ex.extract(&text, &text, &g, &[], |_| false).keyed.is_none());
         let k = ex

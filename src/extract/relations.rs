@@ -25,6 +25,8 @@
 //! plan, reported speech ("she said that …"), a subject joined to another
 //! ("Ann and Bo live in …"), an object that is not of the row's type.
 
+mod open;
+
 use std::cell::OnceCell;
 use std::sync::LazyLock;
 
@@ -35,6 +37,8 @@ use super::phrases::{Pattern, WEEKDAYS};
 use super::slots::{self, ValueType};
 use crate::limits::MAX_NAMES;
 use crate::text;
+
+pub use open::{MAX_PHRASE_WORDS, NAMED_ONLY, NOT_ALONE, NOT_ATTRIBUTES, OpenStatement};
 
 /// What a relation's object is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -702,6 +706,8 @@ struct Layout {
     /// Capitalised names of the raw text, as token ranges `(begin, end)`,
     /// sorted.
     names: Vec<(usize, usize)>,
+    /// Token `i` is inside a capitalised name.
+    in_name: Vec<bool>,
     /// Names and gazetteer mentions as `(end, begin)`, sorted.
     by_end: Vec<(usize, usize)>,
     /// Names and gazetteer mentions as `(begin, end)`, sorted.
@@ -1232,6 +1238,19 @@ impl Layout {
         let mut names = name_spans(r.raw, toks);
         names.sort_unstable();
         names.dedup();
+        let mut depth = vec![0i64; n + 1];
+        for &(b, e) in &names {
+            depth[b] += 1;
+            depth[e] -= 1;
+        }
+        let in_name = depth
+            .iter()
+            .take(n)
+            .scan(0, |d, x| {
+                *d += x;
+                Some(*d > 0)
+            })
+            .collect();
         let mut by_start: Vec<(usize, usize)> = r
             .mentions
             .iter()
@@ -1252,6 +1271,7 @@ impl Layout {
             hedges,
             reports,
             names,
+            in_name,
             by_end,
             by_start,
         }

@@ -46,7 +46,8 @@
 //!    head is `contested` exactly when a pending alternative names it.
 //! 4. Every lookup map lists exactly the facts it describes (active facts for
 //!    `active_by_key`, `active_by_hash` and the absorption buckets; retained
-//!    facts for `versions_by_key` and `facts_by_name`).
+//!    facts for `versions_by_key` and `facts_by_name`; `keys_by_entity`
+//!    lists each key of `versions_by_key` under its entity, once).
 //!
 //! Established by [`Ledger::commit`], [`Ledger::prune`] and the erasure
 //! functions; checked by [`Ledger::verify`], which the property tests call
@@ -399,6 +400,8 @@ pub struct Ledger {
     active_by_key: FxHashMap<Key, FactId>,
     /// Key → every retained version, in creation order.
     versions_by_key: FxHashMap<Key, Vec<FactId>>,
+    /// Entity → the keys of `versions_by_key` it owns, in creation order.
+    keys_by_entity: FxHashMap<Arc<str>, Vec<Key>>,
     /// Normalized-text hash → active facts with that hash.
     active_by_hash: FxHashMap<u64, Vec<FactId>>,
     /// (entity, value-token hash) → active facts: absorption candidates.
@@ -444,6 +447,7 @@ impl Ledger {
             committed_at: WallTime::EPOCH,
             active_by_key: FxHashMap::default(),
             versions_by_key: FxHashMap::default(),
+            keys_by_entity: FxHashMap::default(),
             active_by_hash: FxHashMap::default(),
             absorb_buckets: FxHashMap::default(),
             signatures: FxHashMap::default(),
@@ -527,6 +531,24 @@ impl Ledger {
     /// The current fact of a key.
     pub fn active_for_key(&self, key: &Key) -> Option<&Fact> {
         self.active_by_key.get(key).and_then(|id| self.get(*id))
+    }
+
+    /// The keys `entity` owns that have a retained version, oldest first.
+    pub fn keys_of(&self, entity: &str) -> &[Key] {
+        self.keys_by_entity
+            .get(entity)
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+    }
+
+    /// The value of a key's newest retained version: its current one, or
+    /// the last one stated.
+    pub fn latest_value(&self, key: &Key) -> Option<&str> {
+        let fact = self.active_for_key(key).or_else(|| {
+            let last = self.versions_by_key.get(key)?.last()?;
+            self.get(*last)
+        })?;
+        fact.body.value.as_deref()
     }
 
     /// Every retained fact, oldest first.
@@ -823,10 +845,14 @@ impl Ledger {
             self.facts_by_name.entry(name).or_default().push(id);
         }
         if let Some(key) = &body.key {
-            self.versions_by_key
-                .entry(key.clone())
-                .or_default()
-                .push(id);
+            let versions = self.versions_by_key.entry(key.clone()).or_default();
+            if versions.is_empty() {
+                self.keys_by_entity
+                    .entry(key.entity.clone())
+                    .or_default()
+                    .push(key.clone());
+            }
+            versions.push(id);
         }
     }
 
@@ -835,6 +861,14 @@ impl Ledger {
         let body = self.fact(id).body.clone();
         if let Some(key) = &body.key {
             remove_from(&mut self.versions_by_key, key, id);
+            if !self.versions_by_key.contains_key(key)
+                && let Some(keys) = self.keys_by_entity.get_mut(&key.entity)
+            {
+                keys.retain(|k| k != key);
+                if keys.is_empty() {
+                    self.keys_by_entity.remove(&key.entity);
+                }
+            }
         }
         for name in names_of(&body) {
             remove_from(&mut self.facts_by_name, &name, id);

@@ -164,6 +164,19 @@ impl Ledger {
         }
         for (key, versions) in &self.versions_by_key {
             self.verify_cell(key, versions)?;
+            if self
+                .keys_of(&key.entity)
+                .iter()
+                .filter(|k| *k == key)
+                .count()
+                != 1
+            {
+                return Err(format!("keys_by_entity does not list {key} once"));
+            }
+        }
+        let listed: usize = self.keys_by_entity.values().map(Vec::len).sum();
+        if listed != self.versions_by_key.len() {
+            return Err("keys_by_entity lists a key with no retained version".into());
         }
         let mut expected_hash: FxHashMap<u64, HashSet<FactId>> = FxHashMap::default();
         let mut expected_names: FxHashMap<std::sync::Arc<str>, HashSet<FactId>> =

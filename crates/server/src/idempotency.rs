@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use pfm::error::{Error, Result};
 use pfm::fact::{FactId, Key};
-use pfm::memory::{Memory, Receipt};
+use pfm::memory::{MatchedBy, Memory, Receipt};
 
 /// Most request ids remembered per tenant.
 pub const MAX_IDS: usize = 10_000;
@@ -71,10 +71,10 @@ pub struct Acked {
     /// The key it was filed under; not stored (invariant 4).
     #[serde(skip)]
     pub key: Option<String>,
-    /// How the extractor found the key (`slot`, `exact`, `paraphrase`);
-    /// not stored, so a replayed receipt has none.
+    /// How the extractor found the key; not stored, so a replayed receipt
+    /// has none.
     #[serde(skip)]
-    pub matched_by: Option<String>,
+    pub matched_by: Option<MatchedBy>,
 }
 
 impl From<Receipt> for Acked {
@@ -89,7 +89,7 @@ impl From<Receipt> for Acked {
             contradicted: r.outcome.contradicted().iter().map(|f| f.0).collect(),
             plans: r.outcome.plans().iter().map(|f| f.0).collect(),
             key: r.key.as_ref().map(Key::to_string),
-            matched_by: r.matched_by.map(|m| m.name().to_owned()),
+            matched_by: r.matched_by,
         }
     }
 }
@@ -225,7 +225,7 @@ mod tests {
             contradicted: Vec::new(),
             plans: Vec::new(),
             key: Some("alex/room".into()),
-            matched_by: Some("slot".into()),
+            matched_by: Some(MatchedBy::Slot),
         }
     }
 

@@ -16,7 +16,7 @@ use crate::writer::WriteOp;
 use crate::{AppState, Limits};
 use pfm::fact::{FactId, Kind, Op};
 use pfm::limits::check_names;
-use pfm::memory::Observation;
+use pfm::memory::{MatchedBy, Observation};
 
 /// One observation.
 #[derive(Clone, Debug, Deserialize, ToSchema)]
@@ -153,10 +153,16 @@ pub struct ReceiptOut {
     pub key: Option<String>,
     /// How the extractor found the key, when it did (not when the request
     /// gave it): `slot` (the slot table), `exact` (a relation's canonical
-    /// noun) or `paraphrase` (another noun or a verb frame of the
-    /// relation). Absent on a replayed receipt.
+    /// noun, or an open phrase's own key), `paraphrase` (another noun or a
+    /// verb frame of the relation), `lexical` (an open phrase joined to a
+    /// key with the same content words), `embedding` (joined by phrase
+    /// embedding: see `cosine`) or `opened` (an open phrase that opened a
+    /// key). Absent on a replayed receipt.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub matched_by: Option<String>,
+    /// For `matched_by: embedding`: the phrase embeddings' cosine.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cosine: Option<f32>,
 }
 
 impl From<Acked> for ReceiptOut {
@@ -171,7 +177,8 @@ impl From<Acked> for ReceiptOut {
             plans: a.plans,
             newer: a.newer,
             key: a.key,
-            matched_by: a.matched_by,
+            matched_by: a.matched_by.map(|m| m.name().to_owned()),
+            cosine: a.matched_by.and_then(MatchedBy::cosine),
         }
     }
 }
