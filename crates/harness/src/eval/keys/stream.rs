@@ -9,6 +9,9 @@
 //! twice to another value (counterfactual revisions); every subject also
 //! gets distractors that share its name or a relation word but state no
 //! relation of it (a relative's home, a visit, a hedge, a question).
+//! Seven relations are attributes no common table holds (a lucky number, a
+//! coffee order, a 5K and a 10K best, drawn together as [`TWINS`]): the
+//! open phrases soft key identity is measured on.
 
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::seq::{IndexedRandom, SliceRandom};
@@ -112,6 +115,28 @@ const MONEY: &[&str] = &["$85,000", "$92,000", "$104,000", "$67,000", "$120,000"
 const RENTS: &[&str] = &["$1,450", "$1,900", "$2,250", "$1,100", "$2,600"];
 const CARS: &[&str] = &["Subaru", "Volvo", "Tesla", "Honda", "Mazda"];
 const CURRENCIES: &[&str] = &["krona", "peso", "dinar", "rand", "lira"];
+const LUCKY: &[&str] = &["7", "13", "22", "4", "9"];
+const COFFEE: &[&str] = &[
+    "a flat white",
+    "an oat latte",
+    "a cortado",
+    "a cold brew",
+    "a double espresso",
+];
+const BEDTIMES: &[&str] = &["10pm", "10:30pm", "11pm", "11:45pm", "9:30pm"];
+const GYMS: &[&str] = &[
+    "Peak Fitness",
+    "Iron Works",
+    "Summit Athletic Club",
+    "Harbor Strength",
+    "Northside Barbell",
+];
+const FIVE_K: &[&str] = &["19:45", "21:30", "22:05", "23:40", "24:15"];
+const TEN_K: &[&str] = &["41:20", "44:05", "47:30", "49:55", "52:10"];
+
+/// Relations drawn together for a subject (two attributes worded alike:
+/// a key of one must never take the other's statements).
+pub const TWINS: &[(&str, &str)] = &[("5k_best", "10k_best")];
 
 const fn rel(
     name: &'static str,
@@ -684,6 +709,96 @@ pub static RELATIONS: &[Relation] = &[
         &["My religion is {o}."],
         "What is {s}'s religion?",
     ),
+    // Attributes of no common table: the open phrases soft key identity
+    // is for, each worded several ways.
+    rel(
+        "lucky_number",
+        Person,
+        LUCKY,
+        &[
+            "{s}'s lucky number is {o}.",
+            "The lucky number of {s} is {o}.",
+            "{s}'s lucky number has become {o}.",
+        ],
+        &["My lucky number is {o}.", "My lucky number is {o} now."],
+        "What is {s}'s lucky number?",
+    ),
+    rel(
+        "coffee_order",
+        Person,
+        COFFEE,
+        &[
+            "{s}'s usual coffee order is {o}.",
+            "{s}'s go-to coffee order is {o}.",
+            "{s}'s coffee order these days is {o}.",
+            "{s} always orders {o} at the café.",
+        ],
+        &[
+            "My usual coffee order is {o}.",
+            "My coffee order is {o} now.",
+        ],
+        "What does {s} order at the coffee shop?",
+    ),
+    rel(
+        "best_friend",
+        Person,
+        PEOPLE,
+        &[
+            "{s}'s best friend is {o}.",
+            "{s}'s closest friend is {o}.",
+            "The best friend of {s} is {o}.",
+        ],
+        &["My best friend is {o}.", "My closest friend is {o}."],
+        "Who is {s}'s best friend?",
+    ),
+    rel(
+        "bedtime",
+        Person,
+        BEDTIMES,
+        &[
+            "{s}'s usual bedtime is {o}.",
+            "{s}'s bedtime is {o} now.",
+            "{s} goes to bed at {o}.",
+        ],
+        &["My bedtime is {o} these days."],
+        "When does {s} go to bed?",
+    ),
+    rel(
+        "gym",
+        Person,
+        GYMS,
+        &[
+            "{s}'s gym is {o}.",
+            "{s}'s regular gym is {o}.",
+            "{s} trains at {o} these days.",
+        ],
+        &["My gym is {o}.", "My regular gym is {o} now."],
+        "Which gym does {s} go to?",
+    ),
+    rel(
+        "5k_best",
+        Person,
+        FIVE_K,
+        &[
+            "{s}'s 5K personal best is {o}.",
+            "{s}'s best 5K time is {o}.",
+            "{s} ran a 5K in {o}, a new personal best.",
+        ],
+        &["My 5K personal best is {o}.", "My best 5K time is now {o}."],
+        "What is {s}'s 5K personal best?",
+    ),
+    rel(
+        "10k_best",
+        Person,
+        TEN_K,
+        &[
+            "{s}'s 10K personal best is {o}.",
+            "{s}'s best 10K time is {o}.",
+            "{s} ran a 10K in {o}, a new personal best.",
+        ],
+        &["My 10K personal best is {o}."],
+        "What is {s}'s 10K personal best?",
+    ),
 ];
 
 /// A statement's gold: the relation it states and its object.
@@ -777,7 +892,16 @@ pub fn generate(seed: u64) -> Vec<Statement> {
     for (subject, kind) in &subjects {
         let mut rels: Vec<&Relation> = RELATIONS.iter().filter(|r| r.subject == *kind).collect();
         rels.shuffle(&mut rng);
-        for r in rels.into_iter().take(4) {
+        rels.truncate(4);
+        for (a, b) in TWINS {
+            for (one, other) in [(a, b), (b, a)] {
+                let has = |name: &str, rels: &[&Relation]| rels.iter().any(|r| r.name == name);
+                if has(one, &rels) && !has(other, &rels) {
+                    rels.extend(RELATIONS.iter().find(|r| r.name == *other));
+                }
+            }
+        }
+        for r in rels {
             let revisions = match rng.random_range(0..4) {
                 0 | 1 => 0,
                 2 => 1,
