@@ -206,6 +206,45 @@ fn a_tenant_cannot_reach_another_tenants_facts() {
     server.stop();
 }
 
+/// Tenants open on their first request, not at start: a restart reads the
+/// token file only, and each tenant's facts come back when it is first
+/// used, its own and no other's.
+#[test]
+fn tenants_open_on_their_first_request_with_their_own_facts() {
+    let dir = tempdir("lazy-open");
+    let (ta, tb, tc) = (token(&dir, "alpha"), token(&dir, "beta"), token(&dir, "gamma"));
+    let server = Server::start(&dir, &[]);
+    let probe = Client::new(&server, None);
+    let health = |c: &Client| {
+        let (_, v) = c.call("GET", "/healthz", None);
+        (v["tenants"].as_u64(), v["open_tenants"].as_u64())
+    };
+    assert_eq!(health(&probe), (Some(3), Some(0)));
+    let (a, b) = (
+        Client::new(&server, Some(&ta)),
+        Client::new(&server, Some(&tb)),
+    );
+    a.observe(keyed("Kim Tanaka", "day_rate", "$900", 2));
+    b.observe(keyed("Kim Tanaka", "day_rate", "$1200", 3));
+    assert_eq!(health(&probe), (Some(3), Some(2)));
+    server.stop();
+
+    let server = Server::start(&dir, &[]);
+    let probe = Client::new(&server, None);
+    assert_eq!(health(&probe), (Some(3), Some(0)), "a restart opens nothing");
+    let b = Client::new(&server, Some(&tb));
+    let block = b.retrieve("what is Kim's day rate", &["Kim Tanaka"]);
+    assert!(block.contains("1200") && !block.contains("900"), "{block}");
+    assert_eq!(health(&probe), (Some(3), Some(1)));
+    let c = Client::new(&server, Some(&tc));
+    assert_eq!(c.retrieve("what is Kim's day rate", &["Kim Tanaka"]), "");
+    let a = Client::new(&server, Some(&ta));
+    let block = a.retrieve("what is Kim's day rate", &["Kim Tanaka"]);
+    assert!(block.contains("900") && !block.contains("1200"), "{block}");
+    assert_eq!(health(&probe), (Some(3), Some(3)));
+    server.stop();
+}
+
 #[test]
 fn erased_text_never_comes_back() {
     let dir = tempdir("erasure");

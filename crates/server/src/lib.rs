@@ -176,7 +176,7 @@ pub fn run(options: ServerOptions, ready: impl FnOnce(SocketAddr)) -> Result<()>
             path: options.addr.to_string(),
             source: e,
         })?;
-        tracing::info!(%addr, data_dir = %options.data_dir.display(), tenants = tenants.all().len(), "listening");
+        tracing::info!(%addr, data_dir = %options.data_dir.display(), tenants = tenants.registered(), "listening");
         tokio::spawn(watch_tokens(tenants.clone()));
         ready(addr);
         http::serve(

@@ -164,19 +164,33 @@ struct Shared {
     encoder: Option<pfm_dense::SharedMiniLm>,
 }
 
-/// Every tenant, by token hash.
+/// Every tenant, by token hash. A tenant is opened (its ledger replayed) on
+/// its first request, not at start, so a server with many registered users
+/// starts in the time of reading its token file and holds in memory only
+/// the tenants that have been used.
 pub struct Tenants {
     data_dir: PathBuf,
     shared: Shared,
-    by_hash: ArcSwap<HashMap<String, Arc<Tenant>>>,
+    /// Token hash → tenant name: every registered tenant.
+    by_hash: ArcSwap<HashMap<String, String>>,
+    /// Open tenants by name (read lock-free by [`Tenants::lookup`]).
+    live: ArcSwap<HashMap<String, Arc<Tenant>>>,
     /// Hashes of the metrics tokens.
     metrics: ArcSwap<HashSet<String>>,
-    /// Open tenants by name, and the token file's time when last read.
-    open: Mutex<Opened>,
+    /// Serializes opening tenants and rereading the token file: the token
+    /// file's time when last read.
+    open: Mutex<Option<std::time::SystemTime>>,
 }
 
-/// Open tenants by name, and when the token file was last read.
-type Opened = (HashMap<String, Arc<Tenant>>, Option<std::time::SystemTime>);
+/// What a token opens.
+pub enum Lookup {
+    /// An open tenant.
+    Open(Arc<Tenant>),
+    /// A registered tenant not open yet: [`Tenants::open_tenant`] opens it.
+    Closed(String),
+    /// No tenant.
+    Unknown,
+}
 
 impl std::fmt::Debug for Tenants {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -187,7 +201,8 @@ impl std::fmt::Debug for Tenants {
 }
 
 impl Tenants {
-    /// Opens every tenant the token file names. Blocks (replays ledgers).
+    /// Reads the token file and starts the shared executors; opens no
+    /// tenant (see [`Tenants::open_tenant`]). Blocks.
     pub fn open(data_dir: &Path, options: TenantOptions) -> Result<Tenants> {
         files::private_dir(data_dir)?;
         files::private_dir(&data_dir.join("tenants"))?;
@@ -205,16 +220,49 @@ impl Tenants {
                 encoder,
             },
             by_hash: ArcSwap::from_pointee(HashMap::new()),
+            live: ArcSwap::from_pointee(HashMap::new()),
             metrics: ArcSwap::from_pointee(HashSet::new()),
-            open: Mutex::new((HashMap::new(), None)),
+            open: Mutex::new(None),
         };
         tenants.reload()?;
         Ok(tenants)
     }
 
-    /// The tenant a token opens, if any (lock-free).
-    pub fn lookup(&self, token: &str) -> Option<Arc<Tenant>> {
-        self.by_hash.load().get(&tokens::hash(token)).cloned()
+    /// What a token opens (lock-free).
+    pub fn lookup(&self, token: &str) -> Lookup {
+        let by_hash = self.by_hash.load();
+        let Some(name) = by_hash.get(&tokens::hash(token)) else {
+            return Lookup::Unknown;
+        };
+        match self.live.load().get(name) {
+            Some(t) => Lookup::Open(t.clone()),
+            None => Lookup::Closed(name.clone()),
+        }
+    }
+
+    /// Opens a registered tenant (replaying its ledger) unless it is open,
+    /// and returns it. Blocks: call it on a request thread.
+    pub fn open_tenant(&self, name: &str) -> Result<Arc<Tenant>> {
+        let _open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(t) = self.live.load().get(name) {
+            return Ok(t.clone());
+        }
+        tokens::check_tenant(name)?;
+        let dir = self.data_dir.join("tenants").join(name);
+        let started = std::time::Instant::now();
+        let tenant = Arc::new(
+            Tenant::open(name, &dir, &self.shared)
+                .map_err(|e| Error::InvalidState(format!("tenant {name}: {e}")))?,
+        );
+        tracing::info!(
+            tenant = name,
+            ms = started.elapsed().as_secs_f64() * 1e3,
+            "tenant opened on its first request"
+        );
+        let mut live = HashMap::clone(&self.live.load());
+        live.insert(name.to_owned(), tenant.clone());
+        self.live.store(Arc::new(live));
+        Ok(tenant)
     }
 
     /// Whether a token opens `GET /metrics` (lock-free).
@@ -222,48 +270,40 @@ impl Tenants {
         self.metrics.load().contains(&tokens::hash(token))
     }
 
-    /// Rereads the token file if it changed, opening new tenants and
-    /// dropping revoked tokens (their tenants stay open, unreachable until
-    /// a new token names them). Blocks.
+    /// Rereads the token file if it changed: new tenants become reachable
+    /// (opened on their first request), revoked tokens are dropped (an open
+    /// tenant stays open, unreachable until a new token names it). Blocks.
     pub fn reload(&self) -> Result<()> {
-        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        let mut read_at = self.open.lock().unwrap_or_else(|e| e.into_inner());
         let modified = tokens::modified(&self.data_dir);
-        if open.1.is_some() && open.1 == modified {
+        if read_at.is_some() && *read_at == modified {
             return Ok(());
         }
         let (hashes, metrics) = tokens::load(&self.data_dir)?;
         let mut by_hash = HashMap::new();
         for (hash, name) in hashes {
             tokens::check_tenant(&name)?;
-            let tenant = match open.0.get(&name) {
-                Some(t) => t.clone(),
-                None => {
-                    let dir = self.data_dir.join("tenants").join(&name);
-                    let t = Arc::new(
-                        Tenant::open(&name, &dir, &self.shared)
-                            .map_err(|e| Error::InvalidState(format!("tenant {name}: {e}")))?,
-                    );
-                    open.0.insert(name.clone(), t.clone());
-                    t
-                }
-            };
-            by_hash.insert(hash, tenant);
+            by_hash.insert(hash, name);
         }
         self.by_hash.store(Arc::new(by_hash));
         self.metrics.store(Arc::new(metrics));
-        open.1 = modified;
+        *read_at = modified;
         Ok(())
     }
 
-    /// Every open tenant.
+    /// Registered tenants (those a token names).
+    pub fn registered(&self) -> usize {
+        self.by_hash.load().values().collect::<HashSet<_>>().len()
+    }
+
+    /// Every open tenant, by name.
     pub fn all(&self) -> Vec<Arc<Tenant>> {
-        let open = self.open.lock().unwrap_or_else(|e| e.into_inner());
-        let mut all: Vec<_> = open.0.values().cloned().collect();
+        let mut all: Vec<_> = self.live.load().values().cloned().collect();
         all.sort_by(|a, b| a.name.cmp(&b.name));
         all
     }
 
-    /// Finishes every tenant's queued writes durably. Blocks.
+    /// Finishes every open tenant's queued writes durably. Blocks.
     pub fn close(&self) {
         for t in self.all() {
             t.close();

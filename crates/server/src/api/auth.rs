@@ -9,7 +9,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 
 use crate::AppState;
 use crate::error::ApiError;
-use crate::tenant::Tenant;
+use crate::tenant::{Lookup, Tenant};
 
 /// The authenticated tenant of a request (its bearer token), after the
 /// tenant's rate limit admitted the request.
@@ -35,18 +35,26 @@ impl FromRequestParts<AppState> for Authed {
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
         let unauthorized = |m: &str| ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", m);
         let token = bearer(&parts.headers)?.to_owned();
-        let tenant = match state.tenants.lookup(&token) {
-            Some(t) => t,
-            None => {
-                // Maybe created since start: reread the token file (on a
-                // request thread: it may open a tenant, which blocks).
+        let mut found = state.tenants.lookup(&token);
+        if matches!(found, Lookup::Unknown) {
+            // Maybe created since start: reread the token file (on a
+            // request thread: it blocks).
+            let tenants = state.tenants.clone();
+            state.pool.run(move |_| tenants.reload()).await??;
+            found = state.tenants.lookup(&token);
+        }
+        let tenant = match found {
+            Lookup::Open(t) => t,
+            // First request since start: open (replay) it on a request
+            // thread.
+            Lookup::Closed(name) => {
                 let tenants = state.tenants.clone();
-                state.pool.run(move |_| tenants.reload()).await??;
                 state
-                    .tenants
-                    .lookup(&token)
-                    .ok_or_else(|| unauthorized("unknown token"))?
+                    .pool
+                    .run(move |_| tenants.open_tenant(&name))
+                    .await??
             }
+            Lookup::Unknown => return Err(unauthorized("unknown token")),
         };
         if !tenant.admit() {
             return Err(ApiError::new(

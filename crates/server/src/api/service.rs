@@ -18,8 +18,10 @@ use crate::error::ErrorBody;
 pub struct Health {
     /// Always `ok` while the server answers.
     pub status: &'static str,
-    /// Tenants served.
+    /// Tenants registered (a token names them).
     pub tenants: usize,
+    /// Of those, tenants open in memory (opened on their first request).
+    pub open_tenants: usize,
 }
 
 /// Liveness (no token needed).
@@ -27,7 +29,8 @@ pub struct Health {
 pub async fn healthz(State(state): State<AppState>) -> axum::Json<Health> {
     axum::Json(Health {
         status: "ok",
-        tenants: state.tenants.all().len(),
+        tenants: state.tenants.registered(),
+        open_tenants: state.tenants.all().len(),
     })
 }
 
