@@ -92,6 +92,14 @@ pub struct ServeArgs {
     /// tenant keeps the ordering it was created under.
     #[arg(long, default_value = "arrival")]
     ordering: pfm::config::ChainOrder,
+    /// Memory the open tenants may use, estimated (e.g. `4GiB`, `512MB`):
+    /// over it, the least recently used tenants idle for 2 s (no request,
+    /// no registered context) are closed, their writes durable, and
+    /// reopened on their next request. An estimate, not a cap on RSS:
+    /// 2.7 MB per open tenant and 3 KB per fact (README). Default: no
+    /// budget, an opened tenant stays open.
+    #[arg(long)]
+    memory_budget: Option<bytesize::ByteSize>,
     /// Create this tenant with a fresh token at start if the data
     /// directory has no token yet (the token is printed once on stdout).
     #[arg(long)]
@@ -125,6 +133,7 @@ impl ServeArgs {
                 observe_rate: self.observe_rate,
                 max_contexts: self.max_contexts,
                 models: self.models.map(pfm_dense::ModelDir::at).transpose()?,
+                memory_budget: self.memory_budget.map(|b| b.as_u64()),
             },
             limits: Limits {
                 max_body: self.max_body,

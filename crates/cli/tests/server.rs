@@ -212,7 +212,11 @@ fn a_tenant_cannot_reach_another_tenants_facts() {
 #[test]
 fn tenants_open_on_their_first_request_with_their_own_facts() {
     let dir = tempdir("lazy-open");
-    let (ta, tb, tc) = (token(&dir, "alpha"), token(&dir, "beta"), token(&dir, "gamma"));
+    let (ta, tb, tc) = (
+        token(&dir, "alpha"),
+        token(&dir, "beta"),
+        token(&dir, "gamma"),
+    );
     let server = Server::start(&dir, &[]);
     let probe = Client::new(&server, None);
     let health = |c: &Client| {
@@ -231,7 +235,11 @@ fn tenants_open_on_their_first_request_with_their_own_facts() {
 
     let server = Server::start(&dir, &[]);
     let probe = Client::new(&server, None);
-    assert_eq!(health(&probe), (Some(3), Some(0)), "a restart opens nothing");
+    assert_eq!(
+        health(&probe),
+        (Some(3), Some(0)),
+        "a restart opens nothing"
+    );
     let b = Client::new(&server, Some(&tb));
     let block = b.retrieve("what is Kim's day rate", &["Kim Tanaka"]);
     assert!(block.contains("1200") && !block.contains("900"), "{block}");
@@ -242,6 +250,53 @@ fn tenants_open_on_their_first_request_with_their_own_facts() {
     let block = a.retrieve("what is Kim's day rate", &["Kim Tanaka"]);
     assert!(block.contains("900") && !block.contains("1200"), "{block}");
     assert_eq!(health(&probe), (Some(3), Some(3)));
+    server.stop();
+}
+
+/// Under a memory budget, idle tenants are closed (their writes durable)
+/// and reopened with their facts on their next request; a tenant with a
+/// registered context is kept open.
+#[test]
+fn idle_tenants_over_the_memory_budget_are_closed_and_come_back() {
+    let dir = tempdir("evict");
+    let (ta, tb) = (token(&dir, "alpha"), token(&dir, "beta"));
+    // A budget below one open tenant: every idle tenant is over it.
+    let server = Server::start(&dir, &["--memory-budget", "1KiB"]);
+    let probe = Client::new(&server, None);
+    let open = || probe.call("GET", "/healthz", None).1["open_tenants"].as_u64();
+    let until = |want: u64| {
+        // Eviction runs every half second on tenants idle for 2 s.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while open() != Some(want) && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        open()
+    };
+    let (a, b) = (
+        Client::new(&server, Some(&ta)),
+        Client::new(&server, Some(&tb)),
+    );
+    a.observe(keyed("Kim Tanaka", "day_rate", "$900", 2));
+    b.observe(keyed("Kim Tanaka", "day_rate", "$1200", 3));
+    assert_eq!(until(0), Some(0), "idle tenants are closed");
+    let block = a.retrieve("what is Kim's day rate", &["Kim Tanaka"]);
+    assert!(block.contains("900") && !block.contains("1200"), "{block}");
+    a.observe(keyed("Kim Tanaka", "day_rate", "$950", 4));
+    let ctx = b.ok(
+        "POST",
+        "/v1/contexts",
+        Some(json!({"context": "day rate", "participants": ["Kim Tanaka"]})),
+    );
+    // alpha goes again; beta, with a registered context, stays.
+    assert_eq!(until(1), Some(1));
+    let snap = b.ok(
+        "POST",
+        "/v1/retrieve",
+        Some(json!({"context_id": ctx["id"]})),
+    );
+    assert!(snap["block"].as_str().unwrap().contains("1200"), "{snap}");
+    let block = a.retrieve("what is Kim's day rate", &["Kim Tanaka"]);
+    assert!(block.contains("950") && !block.contains("$900"), "{block}");
     server.stop();
 }
 

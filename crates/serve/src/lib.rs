@@ -31,6 +31,7 @@ pub mod host;
 pub mod metrics;
 pub mod pool;
 pub mod request;
+pub mod residency;
 pub mod snapshot;
 pub mod sync;
 pub mod turns;
@@ -55,6 +56,7 @@ pub use host::Host;
 pub use metrics::{Metrics, Probe, Quantity, Summary};
 pub use pool::{Reply, RetrievalJob, Worker, WorkerPool};
 pub use request::{Fallback, Requester, Served, Source, Timings};
+pub use residency::{Pin, Residency};
 pub use snapshot::{
     Changed, Context, ContextHandle, ContextId, Contexts, DEFAULT_MAX_CONTEXTS, Notice, Snapshot,
     SnapshotPublisher, TenantId,
@@ -434,6 +436,11 @@ impl Runtime {
     /// Stops publishing a context.
     pub fn unregister(&self, id: ContextId) -> Result<()> {
         self.contexts.unregister(id)
+    }
+
+    /// How many contexts are registered.
+    pub fn contexts_registered(&self) -> usize {
+        self.contexts.len()
     }
 
     /// A registered context.

@@ -456,6 +456,9 @@ pub mod fault {
         CheckThenEnter,
         /// A turn clears its flag without looking at its queue again.
         ClearWithoutLooking,
+        /// A request looks at its tenant's retired flag, then pins it, as
+        /// two steps.
+        CheckThenPin,
     }
 
     // Per OS thread: loom runs a model's threads as coroutines on the thread

@@ -150,6 +150,8 @@ pub fn router(state: AppState, request_timeout: Duration) -> Router {
 /// the tenants, then runs its own tokio runtime).
 pub fn run(options: ServerOptions, ready: impl FnOnce(SocketAddr)) -> Result<()> {
     let tenants = Arc::new(Tenants::open(&options.data_dir, options.tenant.clone())?);
+    let stop_evicting = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let evictor = tenants.start_evicting(stop_evicting.clone())?;
     let pool = Arc::new(RequestPool::start(
         options.request_threads,
         options.request_threads * 64,
@@ -190,6 +192,10 @@ pub fn run(options: ServerOptions, ready: impl FnOnce(SocketAddr)) -> Result<()>
     });
     // Everything in flight has been answered; nothing new arrives.
     io.shutdown_timeout(Duration::from_secs(5));
+    stop_evicting.store(true, std::sync::atomic::Ordering::Release);
+    if let Some(e) = evictor {
+        let _ = e.join();
+    }
     tracing::info!("draining writers");
     tenants.close();
     if let Ok(mut pool) = Arc::try_unwrap(pool) {

@@ -13,8 +13,8 @@
 //! does, so a request abandoned by a timeout still counts while it runs.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Weak};
 use std::thread::JoinHandle;
 
 use crossbeam_channel::{Sender, TrySendError};
@@ -23,12 +23,15 @@ use tokio::sync::oneshot;
 use super::error::ApiError;
 use super::tenant::Tenant;
 use pfm::error::{Error, Result};
-use pfm_serve::{Probe, Requester};
+use pfm_serve::{Probe, Requester, Runtime};
 
 /// A request thread's state.
 #[derive(Default)]
 pub struct Local {
-    tenants: HashMap<String, (Requester, Probe)>,
+    /// Per open tenant: its runtime (weakly: a closed tenant's entry is
+    /// dropped, and one reopened under its name gets a new one), the
+    /// requester and probe.
+    tenants: HashMap<String, Bound>,
     /// Scoring buffers for retrievals run on this thread.
     pub scratch: pfm::rank::Scratch,
 }
@@ -60,16 +63,27 @@ impl Drop for Slot {
     }
 }
 
+/// A requester and probe bound to one runtime of a tenant.
+type Bound = (Weak<Runtime>, (Requester, Probe));
+
 impl Local {
-    /// This thread's requester and probe for a tenant.
+    /// This thread's requester and probe for a tenant's current runtime.
     pub fn of(&mut self, tenant: &Tenant) -> Result<&mut (Requester, Probe)> {
-        if !self.tenants.contains_key(&tenant.name) {
+        let current = self.tenants.get(&tenant.name).is_some_and(|(runtime, _)| {
+            std::ptr::eq(runtime.as_ptr(), Arc::as_ptr(&tenant.runtime))
+        });
+        if !current {
+            // Entries of closed tenants go with it (their runtimes are
+            // gone), so a thread holds nothing of a tenant once it closes.
+            self.tenants
+                .retain(|_, (runtime, _)| runtime.strong_count() > 0);
             let requester = tenant.runtime.requester()?;
             let probe = tenant.runtime.metrics().probe();
-            self.tenants.insert(tenant.name.clone(), (requester, probe));
+            let bound = (Arc::downgrade(&tenant.runtime), (requester, probe));
+            self.tenants.insert(tenant.name.clone(), bound);
         }
-        // Infallible: inserted above.
-        Ok(self.tenants.get_mut(&tenant.name).expect("just inserted"))
+        // Infallible: present or inserted above.
+        Ok(&mut self.tenants.get_mut(&tenant.name).expect("just inserted").1)
     }
 }
 

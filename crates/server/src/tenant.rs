@@ -12,7 +12,9 @@
 use std::collections::{HashMap, HashSet};
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwap;
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
@@ -23,7 +25,7 @@ use super::{files, tokens};
 use crate::durable::DurableLedger;
 use pfm::config::Config;
 use pfm::error::{Error, Result};
-use pfm_serve::{Host, Runtime, ServeOptions};
+use pfm_serve::{Host, Pin, Residency, Runtime, ServeOptions};
 
 /// How each tenant's store is served.
 #[derive(Clone, Debug)]
@@ -51,7 +53,28 @@ pub struct TenantOptions {
     /// (MiniLM, one session shared by every tenant's write path) and the
     /// dense rankers are served.
     pub models: Option<pfm_dense::ModelDir>,
+    /// Open tenants' estimated memory above which the least recently used
+    /// idle ones are closed ([`Tenant::estimated_bytes`]); `None` keeps
+    /// every opened tenant open.
+    pub memory_budget: Option<u64>,
 }
+
+/// An open tenant's memory before its first fact, as estimated for the
+/// budget: measured, 300 empty tenants opened over HTTP took 2.7 MB of
+/// RSS each (its runtime's latency histograms and probes, its ledger file's
+/// cache, the store's empty indexes).
+pub const TENANT_BASE_BYTES: u64 = 2_700_000;
+
+/// A fact's memory in an open store, as estimated for the budget: the
+/// 100,000-fact scale run's heap per fact (`scale/README.md`, issue 24).
+pub const FACT_BYTES: u64 = 3_000;
+
+/// How long a tenant must be unused before it may be closed for the
+/// budget: a tenant in active use is never closed between its requests.
+pub const MIN_IDLE: Duration = Duration::from_secs(2);
+
+/// How often the budget is checked.
+const EVICT_EVERY: Duration = Duration::from_millis(500);
 
 impl TenantOptions {
     /// The serving options of the host and of each tenant's runtime.
@@ -90,6 +113,25 @@ pub struct Tenant {
     ingest: DefaultDirectRateLimiter,
     /// Its jobs on the request threads (see `pool`).
     pub in_flight: InFlight,
+    /// Its requests' pins, against eviction.
+    residency: Residency,
+    /// When it was last used, in milliseconds since the server started.
+    last_use: AtomicU64,
+}
+
+/// A tenant as a request holds it: pinned, so it is not closed under the
+/// request (`pfm_serve::residency`).
+pub struct TenantRef {
+    tenant: Arc<Tenant>,
+    _pin: Pin,
+}
+
+impl std::ops::Deref for TenantRef {
+    type Target = Arc<Tenant>;
+
+    fn deref(&self) -> &Arc<Tenant> {
+        &self.tenant
+    }
 }
 
 impl std::fmt::Debug for Tenant {
@@ -126,7 +168,29 @@ impl Tenant {
             limiter: RateLimiter::direct(Quota::per_second(options.rate_limit)),
             ingest: RateLimiter::direct(Quota::per_second(options.observe_rate)),
             in_flight: InFlight::default(),
+            residency: Residency::default(),
+            last_use: AtomicU64::new(shared.millis()),
         })
+    }
+
+    /// The tenant pinned for a request, unless it has been retired (then
+    /// it is being closed: open it again).
+    fn pin(self: &Arc<Tenant>, now: u64) -> Option<TenantRef> {
+        let pin = self.residency.pin()?;
+        self.last_use.fetch_max(now, Ordering::Relaxed);
+        Some(TenantRef {
+            tenant: self.clone(),
+            _pin: pin,
+        })
+    }
+
+    /// Its memory as the budget estimates it: [`TENANT_BASE_BYTES`] and
+    /// [`FACT_BYTES`] per fact its indexes hold.
+    pub fn estimated_bytes(&self) -> u64 {
+        let version = self.runtime.version();
+        let facts =
+            version.active.live_docs() + version.history.as_ref().map_or(0, |h| h.live_docs());
+        TENANT_BASE_BYTES + facts * FACT_BYTES
     }
 
     /// Queues a write.
@@ -162,12 +226,21 @@ struct Shared {
     host: Arc<Host>,
     /// The write path's MiniLM session, when the dense arm is on.
     encoder: Option<pfm_dense::SharedMiniLm>,
+    /// When the server started (the tenants' last-use clock).
+    started: Instant,
+}
+
+impl Shared {
+    fn millis(&self) -> u64 {
+        u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
 }
 
 /// Every tenant, by token hash. A tenant is opened (its ledger replayed) on
 /// its first request, not at start, so a server with many registered users
 /// starts in the time of reading its token file and holds in memory only
-/// the tenants that have been used.
+/// the tenants that have been used; under a memory budget, the least
+/// recently used idle tenants are closed again ([`Tenants::evict`]).
 pub struct Tenants {
     data_dir: PathBuf,
     shared: Shared,
@@ -184,8 +257,8 @@ pub struct Tenants {
 
 /// What a token opens.
 pub enum Lookup {
-    /// An open tenant.
-    Open(Arc<Tenant>),
+    /// An open tenant, pinned for the request.
+    Open(TenantRef),
     /// A registered tenant not open yet: [`Tenants::open_tenant`] opens it.
     Closed(String),
     /// No tenant.
@@ -218,6 +291,7 @@ impl Tenants {
                 options,
                 host,
                 encoder,
+                started: Instant::now(),
             },
             by_hash: ArcSwap::from_pointee(HashMap::new()),
             live: ArcSwap::from_pointee(HashMap::new()),
@@ -228,24 +302,106 @@ impl Tenants {
         Ok(tenants)
     }
 
+    /// Closes least recently used idle tenants every half second while the
+    /// open ones are over the memory budget, until `stop` is set (no thread
+    /// without a budget).
+    pub fn start_evicting(
+        self: &Arc<Tenants>,
+        stop: Arc<std::sync::atomic::AtomicBool>,
+    ) -> Result<Option<std::thread::JoinHandle<()>>> {
+        let Some(budget) = self.shared.options.memory_budget else {
+            return Ok(None);
+        };
+        let tenants = self.clone();
+        std::thread::Builder::new()
+            .name("pfm-evict".into())
+            .spawn(move || {
+                while !stop.load(Ordering::Acquire) {
+                    std::thread::sleep(EVICT_EVERY);
+                    tenants.evict(budget);
+                }
+            })
+            .map(Some)
+            .map_err(|e| Error::InvalidState(format!("cannot start the eviction thread: {e}")))
+    }
+
+    /// While the open tenants' estimated memory is over `budget`, closes
+    /// the least recently used one that is idle (unused for [`MIN_IDLE`],
+    /// no registered context, no request pinning it): its queued writes
+    /// are made durable, then it is dropped; its next request opens it
+    /// again. Returns how many were closed. Blocks.
+    pub fn evict(&self, budget: u64) -> usize {
+        let _open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        let live = self.live.load_full();
+        let mut total: u64 = live.values().map(|t| t.estimated_bytes()).sum();
+        if total <= budget {
+            return 0;
+        }
+        let now = self.shared.millis();
+        let idle_ms = u64::try_from(MIN_IDLE.as_millis()).unwrap_or(u64::MAX);
+        let mut order: Vec<&Arc<Tenant>> = live.values().collect();
+        order.sort_by_key(|t| t.last_use.load(Ordering::Relaxed));
+        let mut closed = Vec::new();
+        for t in order {
+            if total <= budget {
+                break;
+            }
+            let idle = now.saturating_sub(t.last_use.load(Ordering::Relaxed)) >= idle_ms;
+            if !idle || t.runtime.contexts_registered() > 0 || !t.residency.retire() {
+                continue;
+            }
+            total = total.saturating_sub(t.estimated_bytes());
+            closed.push(t.name.clone());
+        }
+        if closed.is_empty() {
+            return 0;
+        }
+        let mut kept = HashMap::clone(&live);
+        for name in &closed {
+            if let Some(t) = kept.remove(name) {
+                t.close();
+            }
+        }
+        self.live.store(Arc::new(kept));
+        drop(live);
+        tracing::info!(
+            closed = closed.len(),
+            estimated_bytes = total,
+            budget,
+            "closed idle tenants over the memory budget"
+        );
+        closed.len()
+    }
+
     /// What a token opens (lock-free).
     pub fn lookup(&self, token: &str) -> Lookup {
         let by_hash = self.by_hash.load();
         let Some(name) = by_hash.get(&tokens::hash(token)) else {
             return Lookup::Unknown;
         };
-        match self.live.load().get(name) {
-            Some(t) => Lookup::Open(t.clone()),
+        match self
+            .live
+            .load()
+            .get(name)
+            .and_then(|t| t.pin(self.shared.millis()))
+        {
+            Some(t) => Lookup::Open(t),
             None => Lookup::Closed(name.clone()),
         }
     }
 
     /// Opens a registered tenant (replaying its ledger) unless it is open,
-    /// and returns it. Blocks: call it on a request thread.
-    pub fn open_tenant(&self, name: &str) -> Result<Arc<Tenant>> {
+    /// and returns it pinned for the request. Blocks: call it on a request
+    /// thread.
+    pub fn open_tenant(&self, name: &str) -> Result<TenantRef> {
+        // The evictor retires and closes under the same lock, so an open
+        // tenant found here is not retired and the pin holds.
         let _open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        let now = self.shared.millis();
         if let Some(t) = self.live.load().get(name) {
-            return Ok(t.clone());
+            return t
+                .pin(now)
+                .ok_or_else(|| Error::InvalidState(format!("tenant {name} is closing")));
         }
         tokens::check_tenant(name)?;
         let dir = self.data_dir.join("tenants").join(name);
@@ -262,7 +418,9 @@ impl Tenants {
         let mut live = HashMap::clone(&self.live.load());
         live.insert(name.to_owned(), tenant.clone());
         self.live.store(Arc::new(live));
-        Ok(tenant)
+        tenant
+            .pin(now)
+            .ok_or_else(|| Error::InvalidState(format!("tenant {name} is closing")))
     }
 
     /// Whether a token opens `GET /metrics` (lock-free).

@@ -1,19 +1,17 @@
 //! Authentication: the bearer token names the tenant, then the tenant's
 //! rate limit admits the request.
 
-use std::sync::Arc;
-
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode, header};
 
 use crate::AppState;
 use crate::error::ApiError;
-use crate::tenant::{Lookup, Tenant};
+use crate::tenant::{Lookup, TenantRef};
 
 /// The authenticated tenant of a request (its bearer token), after the
 /// tenant's rate limit admitted the request.
-pub struct Authed(pub Arc<Tenant>);
+pub struct Authed(pub TenantRef);
 
 /// The bearer token of a request, or 401 saying how to send one.
 pub fn bearer(headers: &HeaderMap) -> Result<&str, ApiError> {
