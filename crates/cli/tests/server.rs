@@ -297,6 +297,14 @@ fn idle_tenants_over_the_memory_budget_are_closed_and_come_back() {
     assert!(snap["block"].as_str().unwrap().contains("1200"), "{snap}");
     let block = a.retrieve("what is Kim's day rate", &["Kim Tanaka"]);
     assert!(block.contains("950") && !block.contains("$900"), "{block}");
+    // Closed and reopened, each tenant still reads only its own facts.
+    assert_eq!(until(1), Some(1));
+    let block = b.retrieve("what is Kim's day rate", &["Kim Tanaka"]);
+    assert!(block.contains("1200") && !block.contains("950"), "{block}");
+    for i in 0..4 {
+        let (_, v) = b.call("GET", &format!("/v1/facts/{i}"), None);
+        assert!(!v.to_string().contains("950"), "beta read alpha's fact {i}: {v}");
+    }
     server.stop();
 }
 
