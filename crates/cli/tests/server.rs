@@ -303,7 +303,10 @@ fn idle_tenants_over_the_memory_budget_are_closed_and_come_back() {
     assert!(block.contains("1200") && !block.contains("950"), "{block}");
     for i in 0..4 {
         let (_, v) = b.call("GET", &format!("/v1/facts/{i}"), None);
-        assert!(!v.to_string().contains("950"), "beta read alpha's fact {i}: {v}");
+        assert!(
+            !v.to_string().contains("950"),
+            "beta read alpha's fact {i}: {v}"
+        );
     }
     server.stop();
 }

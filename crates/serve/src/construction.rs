@@ -73,7 +73,8 @@ impl Construction {
 
     /// Records commit times and batch sizes into `metrics`.
     pub fn instrument(mut self, metrics: Arc<Metrics>) -> Self {
-        self.probe = Some((metrics.probe(), metrics));
+        let probe = metrics.probe_of(&[Quantity::Commit, Quantity::BatchSize]);
+        self.probe = Some((probe, metrics));
         self
     }
 

@@ -161,9 +161,12 @@ impl Default for Metrics {
     }
 }
 
-/// A thread's recorders, one per [`Quantity`].
+/// A thread's recorders, one per [`Quantity`] it records (a recorder is a
+/// histogram of its own, ~30 KB: a probe made with [`Metrics::probe_of`]
+/// holds only the quantities its site records, so a tenant's probes on
+/// every request thread and worker stay small).
 pub struct Probe {
-    recorders: Vec<Recorder<u64>>,
+    recorders: Vec<Option<Recorder<u64>>>,
 }
 
 impl std::fmt::Debug for Probe {
@@ -180,10 +183,15 @@ impl Probe {
         self.count(quantity, ns);
     }
 
-    /// Records a count (or a duration already in nanoseconds).
+    /// Records a count (or a duration already in nanoseconds). A quantity
+    /// the probe was not made for is a bug at its site (debug builds
+    /// panic; release builds drop the sample).
     #[inline]
     pub fn count(&mut self, quantity: Quantity, value: u64) {
-        self.recorders[quantity as usize].saturating_record(value);
+        match &mut self.recorders[quantity as usize] {
+            Some(r) => r.saturating_record(value),
+            None => debug_assert!(false, "this probe does not record {quantity:?}"),
+        }
     }
 }
 
@@ -201,11 +209,16 @@ pub struct Summary {
 }
 
 impl Metrics {
-    /// A new probe for the calling thread (off the serving path: it locks).
-    pub fn probe(&self) -> Probe {
+    /// A new probe for the calling thread recording `quantities` only (off
+    /// the serving path: it locks).
+    pub fn probe_of(&self, quantities: &[Quantity]) -> Probe {
         let merged = self.merged.lock().unwrap_or_else(|e| e.into_inner());
         Probe {
-            recorders: merged.iter().map(SyncHistogram::recorder).collect(),
+            recorders: merged
+                .iter()
+                .zip(Quantity::ALL)
+                .map(|(h, q)| quantities.contains(&q).then(|| h.recorder()))
+                .collect(),
         }
     }
 

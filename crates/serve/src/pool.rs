@@ -70,7 +70,7 @@ impl Worker {
         Worker {
             scratch: Scratch::default(),
             encoder: QueryEncoder::new(None),
-            probe: metrics.probe(),
+            probe: metrics.probe_of(&[Quantity::Service, Quantity::Drain]),
             metrics,
         }
     }

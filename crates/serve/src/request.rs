@@ -23,6 +23,16 @@ use super::admission::Admission;
 use super::encode::{EncoderFactory, QueryEncoder};
 use super::handoff::{Delivery, Waited, Waiter, completion};
 use super::metrics::{Counters, Metrics, Probe, Quantity};
+
+/// What a requester's probe records: the request path's quantities.
+const REQUEST_QUANTITIES: [Quantity; 6] = [
+    Quantity::QueueDepth,
+    Quantity::Handoff,
+    Quantity::Sigma,
+    Quantity::FreshWait,
+    Quantity::Read,
+    Quantity::SnapshotAge,
+];
 use super::pool::{Reply, RetrievalJob};
 use super::snapshot::Context;
 use crate::sync::queue::{Sender, TrySendError};
@@ -130,7 +140,7 @@ impl Requester {
             jobs,
             versions,
             admission: None,
-            probe: metrics.probe(),
+            probe: metrics.probe_of(&REQUEST_QUANTITIES),
             metrics,
             clock,
             spare: None,

@@ -278,7 +278,7 @@ impl SnapshotPublisher {
             clock,
             scratch: Scratch::default(),
             memo: DfMemo::default(),
-            probe: metrics.probe(),
+            probe: metrics.probe_of(&[Quantity::Publish]),
             metrics,
         }
     }

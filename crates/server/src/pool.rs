@@ -23,7 +23,7 @@ use tokio::sync::oneshot;
 use super::error::ApiError;
 use super::tenant::Tenant;
 use pfm::error::{Error, Result};
-use pfm_serve::{Probe, Requester, Runtime};
+use pfm_serve::{Probe, Quantity, Requester, Runtime};
 
 /// A request thread's state.
 #[derive(Default)]
@@ -78,7 +78,7 @@ impl Local {
             self.tenants
                 .retain(|_, (runtime, _)| runtime.strong_count() > 0);
             let requester = tenant.runtime.requester()?;
-            let probe = tenant.runtime.metrics().probe();
+            let probe = tenant.runtime.metrics().probe_of(&[Quantity::Retrieve]);
             let bound = (Arc::downgrade(&tenant.runtime), (requester, probe));
             self.tenants.insert(tenant.name.clone(), bound);
         }

@@ -223,7 +223,7 @@ impl Writer {
         let log = RequestLog::restore(store.requests()?)
             .map_err(|e| Error::InvalidState(format!("{}: {e}", store.path().display())))?;
         let (tx, rx) = crossbeam_channel::unbounded();
-        let probe = runtime.metrics().probe();
+        let probe = runtime.metrics().probe_of(&[Quantity::Observe]);
         Ok(Writer {
             tx,
             turns: Arc::new(Queue {
