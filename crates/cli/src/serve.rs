@@ -100,6 +100,10 @@ pub struct ServeArgs {
     /// budget, an opened tenant stays open.
     #[arg(long)]
     memory_budget: Option<bytesize::ByteSize>,
+    /// Open tenants with series of their own on /metrics: the most active
+    /// ones; the others are summed under `tenant="(others)"`.
+    #[arg(long, default_value_t = 20)]
+    metrics_tenants: usize,
     /// Create this tenant with a fresh token at start if the data
     /// directory has no token yet (the token is printed once on stdout).
     #[arg(long)]
@@ -134,6 +138,7 @@ impl ServeArgs {
                 max_contexts: self.max_contexts,
                 models: self.models.map(pfm_dense::ModelDir::at).transpose()?,
                 memory_budget: self.memory_budget.map(|b| b.as_u64()),
+                metrics_tenants: self.metrics_tenants,
             },
             limits: Limits {
                 max_body: self.max_body,

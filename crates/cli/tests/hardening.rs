@@ -376,6 +376,37 @@ fn reads_publish_nothing() {
     server.stop();
 }
 
+/// `/metrics` gives series of their own to the `--metrics-tenants` most
+/// active tenants and sums the rest, so a scrape does not grow with the
+/// number of tenants.
+#[test]
+fn metrics_series_are_bounded_by_the_top_tenants() {
+    let dir = tempdir("metrics-top");
+    let tokens: Vec<String> = ["busy", "calm", "idle"]
+        .iter()
+        .map(|t| token(&dir, t))
+        .collect();
+    let server = Server::start(&dir, &["--metrics-tenants", "1"]);
+    for (i, (tok, n)) in tokens.iter().zip([3u32, 1, 1]).enumerate() {
+        let c = Client::new(&server, Some(tok));
+        for d in 0..n {
+            c.observe(keyed("Alex Rivera", "room", &format!("{i}{d}"), d + 2));
+        }
+    }
+    let scrape = metrics(&dir, &server)();
+    assert_eq!(counter(&scrape, "pfm_observations_total", "busy"), 3);
+    assert_eq!(counter(&scrape, "pfm_observations_total", "(others)"), 2);
+    assert!(
+        !scrape.contains("tenant=\"calm\"") && !scrape.contains("tenant=\"idle\""),
+        "{scrape}"
+    );
+    assert!(
+        scrape.contains("\npfm_tenants 3\n") && scrape.contains("\npfm_open_tenants 3\n"),
+        "{scrape}"
+    );
+    server.stop();
+}
+
 /// `/metrics` names every tenant, so only a metrics token opens it; the
 /// data directory is the owner's alone; a revoked token stops working
 /// while the server runs.

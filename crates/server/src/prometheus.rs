@@ -1,8 +1,16 @@
 //! `GET /metrics`: each tenant's runtime histograms (hdrhistogram) and
 //! counters in the Prometheus text format, labelled by tenant. Durations
 //! are in seconds, as Prometheus expects; no fact text is ever exported.
-//! The labels name every tenant, so the endpoint opens only to a metrics
-//! token (`pfm token create --metrics`), never to a tenant's token.
+//! The labels name tenants, so the endpoint opens only to a metrics token
+//! (`pfm token create --metrics`), never to a tenant's token.
+//!
+//! # Bounded series
+//! Only the `--metrics-tenants` most active open tenants (observations and
+//! requests served) get series of their own; every other open tenant is
+//! summed into counters labelled `tenant="(others)"` (a label no tenant
+//! name can take), so a scrape's size does not grow with the number of
+//! tenants. Their latency quantiles are not merged (a quantile of many
+//! tenants is not a sum): a busy tenant is in the top and has its own.
 
 use std::fmt::Write;
 use std::time::Duration;
@@ -11,9 +19,12 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::IntoResponse;
 
+use std::sync::Arc;
+
 use super::AppState;
 use super::api::auth::bearer;
 use super::error::ApiError;
+use super::tenant::Tenant;
 use pfm_serve::{Quantity, Summary};
 
 /// How long a scrape waits for idle request threads' recorders.
@@ -52,16 +63,49 @@ pub async fn metrics(
         ));
     }
     let tenants = state.tenants.clone();
-    let text = state.pool.run(move |_| render(&tenants.all())).await?;
+    let text = state
+        .pool
+        .run(move |_| {
+            render(
+                &tenants.all(),
+                tenants.registered(),
+                tenants.metrics_tenants(),
+            )
+        })
+        .await?;
     Ok(([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text))
 }
 
-fn render(tenants: &[std::sync::Arc<super::tenant::Tenant>]) -> String {
+/// A tenant's activity, for the top: observations and requests served.
+fn activity(t: &Tenant) -> u64 {
+    let c = &t.runtime.metrics().counters;
+    load(&c.observations) + load(&c.fresh_requests) + load(&c.snapshot_reads) + load(&c.versions)
+}
+
+/// The label of the open tenants outside the top.
+const OTHERS: &str = "(others)";
+
+fn render(open: &[Arc<Tenant>], registered: usize, top: usize) -> String {
     let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "# HELP pfm_tenants registered tenants\n# TYPE pfm_tenants gauge\npfm_tenants {registered}\n# HELP pfm_open_tenants tenants open in memory\n# TYPE pfm_open_tenants gauge\npfm_open_tenants {}",
+        open.len()
+    );
+    let mut ranked: Vec<(u64, &Arc<Tenant>)> = open.iter().map(|t| (activity(t), t)).collect();
+    ranked.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.name.cmp(&b.1.name)));
+    let (tenants, others): (Vec<&Arc<Tenant>>, Vec<&Arc<Tenant>>) = {
+        let split = top.min(ranked.len());
+        let (a, b) = ranked.split_at(split);
+        (
+            a.iter().map(|(_, t)| *t).collect(),
+            b.iter().map(|(_, t)| *t).collect(),
+        )
+    };
     for (q, help) in EXPORTED {
         let name = format!("pfm_{}_seconds", q.name());
         let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} summary");
-        for t in tenants {
+        for t in &tenants {
             let s: Summary = t.runtime.metrics().summary(q, REFRESH);
             for (quantile, v) in [("0.5", s.p50), ("0.99", s.p99), ("1", s.max)] {
                 let _ = writeln!(
@@ -72,6 +116,13 @@ fn render(tenants: &[std::sync::Arc<super::tenant::Tenant>]) -> String {
                 );
             }
             let _ = writeln!(out, "{name}_count{{tenant=\"{}\"}} {}", t.name, s.n);
+        }
+        if !others.is_empty() {
+            let n: u64 = others
+                .iter()
+                .map(|t| t.runtime.metrics().summary(q, REFRESH).n)
+                .sum();
+            let _ = writeln!(out, "{name}_count{{tenant=\"{OTHERS}\"}} {n}");
         }
     }
     let counters: [Counter; 5] = [
@@ -99,7 +150,7 @@ fn render(tenants: &[std::sync::Arc<super::tenant::Tenant>]) -> String {
     ];
     for (name, help, get) in counters {
         let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
-        for t in tenants {
+        for t in &tenants {
             let _ = writeln!(
                 out,
                 "{name}{{tenant=\"{}\"}} {}",
@@ -107,12 +158,16 @@ fn render(tenants: &[std::sync::Arc<super::tenant::Tenant>]) -> String {
                 get(t.runtime.metrics())
             );
         }
+        if !others.is_empty() {
+            let sum: u64 = others.iter().map(|t| get(t.runtime.metrics())).sum();
+            let _ = writeln!(out, "{name}{{tenant=\"{OTHERS}\"}} {sum}");
+        }
     }
     let _ = writeln!(
         out,
         "# HELP pfm_store_seq last commit\n# TYPE pfm_store_seq gauge"
     );
-    for t in tenants {
+    for t in &tenants {
         let _ = writeln!(
             out,
             "pfm_store_seq{{tenant=\"{}\"}} {}",

@@ -57,6 +57,9 @@ pub struct TenantOptions {
     /// idle ones are closed ([`Tenant::estimated_bytes`]); `None` keeps
     /// every opened tenant open.
     pub memory_budget: Option<u64>,
+    /// Open tenants with series of their own on `/metrics` (the most
+    /// active; the others are summed).
+    pub metrics_tenants: usize,
 }
 
 /// An open tenant's memory before its first fact, as estimated for the
@@ -447,6 +450,11 @@ impl Tenants {
         self.metrics.store(Arc::new(metrics));
         *read_at = modified;
         Ok(())
+    }
+
+    /// Open tenants with series of their own on `/metrics`.
+    pub fn metrics_tenants(&self) -> usize {
+        self.shared.options.metrics_tenants
     }
 
     /// Registered tenants (those a token names).
