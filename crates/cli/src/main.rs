@@ -8,6 +8,7 @@ mod probes;
 mod repair;
 mod scale;
 mod serve;
+mod tenant;
 mod token;
 
 use anyhow::Result;
@@ -41,6 +42,8 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Tenant tokens for `pfm serve`.
     Token(token::TokenArgs),
+    /// The tenants of a `pfm serve` data directory: list, delete.
+    Tenant(tenant::TenantArgs),
     /// Inspect a tenant's ledger file: redb first repairs an unclean
     /// shutdown; rows that do not decode are listed (and, with
     /// --drop-corrupt, deleted). The server refuses to start on such rows.
@@ -69,6 +72,7 @@ fn main() -> Result<()> {
         Command::Load(args) => args.run(),
         Command::Serve(args) => args.run(),
         Command::Token(args) => args.run(),
+        Command::Tenant(args) => args.run(),
         Command::Repair(args) => args.run(),
         Command::Eval(args) => args.run(),
         Command::Scale(args) => args.run(),

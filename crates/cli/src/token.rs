@@ -35,7 +35,9 @@ enum TokenAction {
         data_dir: PathBuf,
     },
     /// Revoke a token by id (from `list`), or every token of a tenant; a
-    /// running server refuses it within a second. The tenant's memory stays.
+    /// running server refuses it within a second, and closes a tenant no
+    /// token names once idle. The tenant's data stays on disk (`pfm tenant
+    /// delete` removes it).
     Revoke {
         /// At least 6 hex digits of a token id.
         #[arg(long, required_unless_present = "tenant", conflicts_with = "tenant")]

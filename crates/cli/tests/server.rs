@@ -11,7 +11,7 @@ use serde_json::json;
 
 mod support;
 
-use support::{Client, Server, keyed, tempdir, token};
+use support::{Client, Server, keyed, pfm, tempdir, token};
 
 /// Sends observations from several clients until SIGKILL, restarts, and
 /// checks every acknowledged observation against a model: each client owns
@@ -308,6 +308,50 @@ fn idle_tenants_over_the_memory_budget_are_closed_and_come_back() {
             "beta read alpha's fact {i}: {v}"
         );
     }
+    server.stop();
+}
+
+/// `pfm tenant delete` on a running server: the tenant's tokens stop
+/// working, the server closes it, no byte of its text is left under the
+/// data directory, and a new tenant of the same name starts empty.
+#[test]
+fn a_deleted_tenant_leaves_nothing_and_its_name_starts_empty() {
+    let dir = tempdir("delete");
+    let (ta, tb) = (token(&dir, "alpha"), token(&dir, "beta"));
+    let server = Server::start(&dir, &[]);
+    let a = Client::new(&server, Some(&ta));
+    let secret = "Kim Tanaka's vault code is 77alpha31.";
+    a.observe(json!({"text": secret, "participants": ["Kim Tanaka"], "at": "2025-06-02"}));
+    let b = Client::new(&server, Some(&tb));
+    b.observe(json!({"text": "Kim Tanaka likes green tea.", "participants": ["Kim Tanaka"], "at": "2025-06-03"}));
+    let listed = pfm(&["tenant", "list"], &dir);
+    assert!(
+        listed.contains("alpha") && listed.contains("beta"),
+        "{listed}"
+    );
+
+    pfm(&["tenant", "delete", "--tenant", "alpha"], &dir);
+    assert!(
+        !grep(&dir, "77alpha31"),
+        "the deleted tenant's text is on disk"
+    );
+    let (status, _) = a.call(
+        "POST",
+        "/v1/retrieve",
+        Some(json!({"context": "vault code"})),
+    );
+    assert_eq!(status, 401);
+    let listed = pfm(&["tenant", "list"], &dir);
+    assert!(
+        !listed.contains("alpha") && listed.contains("beta"),
+        "{listed}"
+    );
+    // The name again: a new, empty tenant (nothing comes back from memory).
+    let fresh = Client::new(&server, Some(&token(&dir, "alpha")));
+    let block = fresh.retrieve("what is Kim's vault code", &["Kim Tanaka"]);
+    assert!(!block.contains("77alpha31"), "{block}");
+    let kept = b.retrieve("what does Kim like", &["Kim Tanaka"]);
+    assert!(kept.contains("green tea"), "{kept}");
     server.stop();
 }
 

@@ -190,6 +190,15 @@ fn open_db(disk: &dyn Disk, path: &Path) -> Result<Database> {
     })
 }
 
+/// Whether the ledger in `dir` is open in another process (a running
+/// server holds each open tenant's file locked).
+pub fn is_open_elsewhere(dir: &Path) -> bool {
+    matches!(
+        Database::open(dir.join(FILE)),
+        Err(redb::DatabaseError::DatabaseAlreadyOpen)
+    )
+}
+
 impl DurableLedger {
     /// Opens (or creates) the ledger in `dir` and rebuilds the store from it.
     /// Any unreadable row, unknown format or broken invariant is an error

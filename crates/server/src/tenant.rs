@@ -356,24 +356,50 @@ impl Tenants {
             total = total.saturating_sub(t.estimated_bytes());
             closed.push(t.name.clone());
         }
-        if closed.is_empty() {
-            return 0;
+        if !closed.is_empty() {
+            tracing::info!(
+                closed = closed.len(),
+                estimated_bytes = total,
+                budget,
+                "closing idle tenants over the memory budget"
+            );
         }
-        let mut kept = HashMap::clone(&live);
-        for name in &closed {
+        drop(live);
+        self.close_retired(&closed);
+        closed.len()
+    }
+
+    /// Takes retired tenants out of the open ones, makes their queued
+    /// writes durable and drops them. Call with the `open` lock held.
+    fn close_retired(&self, names: &[String]) {
+        if names.is_empty() {
+            return;
+        }
+        let mut kept = HashMap::clone(&self.live.load());
+        for name in names {
             if let Some(t) = kept.remove(name) {
                 t.close();
             }
         }
         self.live.store(Arc::new(kept));
-        drop(live);
-        tracing::info!(
-            closed = closed.len(),
-            estimated_bytes = total,
-            budget,
-            "closed idle tenants over the memory budget"
-        );
-        closed.len()
+    }
+
+    /// Closes open tenants that no token names any more (revoked, or the
+    /// tenant deleted: `pfm tenant delete` waits for this), once no request
+    /// pins them. Called after each token-file check. Blocks.
+    fn close_orphans(&self) {
+        let names: HashSet<String> = self.by_hash.load().values().cloned().collect();
+        let orphans: Vec<String> = self
+            .live
+            .load()
+            .values()
+            .filter(|t| !names.contains(&t.name) && t.residency.retire())
+            .map(|t| t.name.clone())
+            .collect();
+        if !orphans.is_empty() {
+            tracing::info!(closed = orphans.len(), "closing tenants no token names");
+        }
+        self.close_retired(&orphans);
     }
 
     /// What a token opens (lock-free).
@@ -432,12 +458,13 @@ impl Tenants {
     }
 
     /// Rereads the token file if it changed: new tenants become reachable
-    /// (opened on their first request), revoked tokens are dropped (an open
-    /// tenant stays open, unreachable until a new token names it). Blocks.
+    /// (opened on their first request), revoked tokens are dropped, and an
+    /// open tenant no token names any more is closed once idle. Blocks.
     pub fn reload(&self) -> Result<()> {
         let mut read_at = self.open.lock().unwrap_or_else(|e| e.into_inner());
         let modified = tokens::modified(&self.data_dir);
         if read_at.is_some() && *read_at == modified {
+            self.close_orphans();
             return Ok(());
         }
         let (hashes, metrics) = tokens::load(&self.data_dir)?;
@@ -449,6 +476,7 @@ impl Tenants {
         self.by_hash.store(Arc::new(by_hash));
         self.metrics.store(Arc::new(metrics));
         *read_at = modified;
+        self.close_orphans();
         Ok(())
     }
 

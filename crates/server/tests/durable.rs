@@ -211,3 +211,14 @@ fn a_store_keeps_the_ordering_it_was_built_under() {
     assert_eq!(current(&reopened).as_deref(), Some("10:45am"));
     reopened.ledger().verify().unwrap();
 }
+
+/// `pfm tenant delete` waits on this: an open ledger is locked, a closed
+/// one is not.
+#[test]
+fn an_open_ledger_is_seen_as_open() {
+    let dir = tempdir("open-elsewhere");
+    let (store, memory) = DurableLedger::open(&dir, Config::default()).unwrap();
+    assert!(pfm_server::durable::is_open_elsewhere(&dir));
+    drop((store, memory));
+    assert!(!pfm_server::durable::is_open_elsewhere(&dir));
+}
