@@ -16,6 +16,21 @@ pub struct TenantArgs {
 
 #[derive(Subcommand)]
 enum TenantAction {
+    /// Create a tenant with its own revision ordering (fixed for its life)
+    /// and print its first token (shown once).
+    Create {
+        /// The tenant: 1 to 64 characters of a-z, 0-9, '-', '_'.
+        #[arg(long)]
+        tenant: String,
+        /// arrival (the last value to arrive is current) or event-time (the
+        /// value with the latest stated time is: a late-arriving old message
+        /// becomes history).
+        #[arg(long, default_value = "arrival")]
+        ordering: pfm::config::ChainOrder,
+        /// The server's data directory.
+        #[arg(long, default_value = "pfm-data")]
+        data_dir: PathBuf,
+    },
     /// List the tenants: name, tokens, ledger size on disk. A tenant with
     /// a ledger and no token is unreachable until a token names it.
     List {
@@ -73,6 +88,36 @@ fn bytes_under(dir: &Path) -> u64 {
 impl TenantArgs {
     pub fn run(self) -> Result<()> {
         match self.action {
+            TenantAction::Create {
+                tenant,
+                ordering,
+                data_dir,
+            } => {
+                tokens::check_tenant(&tenant)?;
+                if tenants(&data_dir)?.contains_key(&tenant) {
+                    bail!(
+                        "tenant {tenant} exists in {}: `pfm token create --tenant {tenant}` gives it another token",
+                        data_dir.display()
+                    );
+                }
+                pfm_server::files::private_dir(&data_dir)?;
+                pfm_server::files::private_dir(&data_dir.join("tenants"))?;
+                let dir = data_dir.join("tenants").join(&tenant);
+                let config = pfm::Config {
+                    ordering,
+                    ..pfm::Config::default()
+                };
+                // The ledger records its ordering with its first write.
+                let (store, memory) = durable::DurableLedger::open(&dir, config)?;
+                store.write(&durable::Batch::full(&memory))?;
+                drop((store, memory));
+                let token = tokens::create(&data_dir, Some(&tenant), jiff::Timestamp::now())?;
+                eprintln!(
+                    "created tenant {tenant} ({ordering:?} ordering) in {} with a token (shown once; only its hash is stored):",
+                    data_dir.display()
+                );
+                println!("{token}");
+            }
             TenantAction::List { data_dir } => {
                 println!("{:<24}{:>8}{:>14}", "tenant", "tokens", "ledger bytes");
                 for (name, (n, dir)) in tenants(&data_dir)? {

@@ -355,6 +355,45 @@ fn a_deleted_tenant_leaves_nothing_and_its_name_starts_empty() {
     server.stop();
 }
 
+/// `pfm tenant create --ordering event-time`: the tenant's ledger records
+/// its ordering before any write, so a late-arriving old message becomes
+/// history on the server, whatever `pfm serve --ordering` says.
+#[test]
+fn a_tenant_created_under_event_time_keeps_it() {
+    let dir = tempdir("create");
+    let tok = pfm(
+        &[
+            "tenant",
+            "create",
+            "--tenant",
+            "log",
+            "--ordering",
+            "event-time",
+        ],
+        &dir,
+    )
+    .trim()
+    .to_owned();
+    let server = Server::start(&dir, &[]);
+    let c = Client::new(&server, Some(&tok));
+    c.observe(keyed("Kim Tanaka", "day_rate", "$900", 10));
+    // Stated earlier, arriving later: history under event time.
+    c.observe(keyed("Kim Tanaka", "day_rate", "$700", 3));
+    let block = c.retrieve("what is Kim's day rate", &["Kim Tanaka"]);
+    assert!(block.contains("900") && !block.contains("700"), "{block}");
+    server.stop();
+    let (status, _) = std::process::Command::new(support::PFM)
+        .args(["tenant", "create", "--tenant", "log", "--data-dir"])
+        .arg(&dir)
+        .output()
+        .map(|o| (o.status, ()))
+        .unwrap();
+    assert!(
+        !status.success(),
+        "a second create of one tenant is refused"
+    );
+}
+
 #[test]
 fn erased_text_never_comes_back() {
     let dir = tempdir("erasure");
