@@ -146,11 +146,15 @@ impl Default for Metrics {
         let merged = Quantity::ALL
             .iter()
             .map(|_| {
-                // 1 ns to 100 s at two significant digits (1% relative
-                // error): ~30 KB a histogram, so a probe stays small.
+                // From 1 ns at two significant digits (1% relative error),
+                // growing with the largest value recorded: a histogram of
+                // microsecond values is ~8 KB, one that has seen 100 s
+                // ~30 KB, so a tenant's many probes stay small (their
+                // recorders start at the merged histogram's size).
                 // Infallible: constant bounds that hdrhistogram accepts.
-                let h = Histogram::<u64>::new_with_bounds(1, 100_000_000_000, 2)
-                    .expect("valid histogram bounds");
+                let mut h =
+                    Histogram::<u64>::new_with_bounds(1, 2, 2).expect("valid histogram bounds");
+                h.auto(true);
                 SyncHistogram::from(h)
             })
             .collect();
@@ -162,7 +166,7 @@ impl Default for Metrics {
 }
 
 /// A thread's recorders, one per [`Quantity`] it records (a recorder is a
-/// histogram of its own, ~30 KB: a probe made with [`Metrics::probe_of`]
+/// histogram of its own, 8–30 KB: a probe made with [`Metrics::probe_of`]
 /// holds only the quantities its site records, so a tenant's probes on
 /// every request thread and worker stay small).
 pub struct Probe {
@@ -189,7 +193,14 @@ impl Probe {
     #[inline]
     pub fn count(&mut self, quantity: Quantity, value: u64) {
         match &mut self.recorders[quantity as usize] {
-            Some(r) => r.saturating_record(value),
+            // Grows the recorder past its largest value so far (an
+            // allocation, at most once per power of two); a value too large
+            // for any histogram is clamped.
+            Some(r) => {
+                if r.record(value).is_err() {
+                    r.saturating_record(value);
+                }
+            }
             None => debug_assert!(false, "this probe does not record {quantity:?}"),
         }
     }

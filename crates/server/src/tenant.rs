@@ -63,10 +63,10 @@ pub struct TenantOptions {
 }
 
 /// An open tenant's memory before its first fact, as estimated for the
-/// budget: measured, 300 empty tenants opened over HTTP took 0.95 MB of
-/// RSS each (mostly its runtime's latency histograms, ~30 KB each: 13
-/// merged, and a probe's few on each thread that serves it).
-pub const TENANT_BASE_BYTES: u64 = 1_000_000;
+/// budget: measured, 300 empty tenants opened over HTTP took 0.24 MB of
+/// RSS each (mostly its runtime's latency histograms: 13 merged, and a
+/// probe's few on each thread that serves it, 8–30 KB each).
+pub const TENANT_BASE_BYTES: u64 = 300_000;
 
 /// A fact's memory in an open store, as estimated for the budget: the
 /// 100,000-fact scale run's heap per fact (`scale/README.md`, issue 24).
