@@ -179,8 +179,8 @@ pub enum Error {
     #[error("the serving runtime has shut down: {0}")]
     ShutDown(String),
 
-    /// A durable copy of the store is unreadable or inconsistent: the server
-    /// refuses to start rather than serve partial state.
+    /// A durable copy of the store is unreadable or inconsistent: it is not
+    /// served (the server refuses its tenant) rather than served partially.
     #[error("stored state is not usable: {0}")]
     InvalidState(String),
 

@@ -46,7 +46,8 @@ enum Command {
     Tenant(tenant::TenantArgs),
     /// Inspect a tenant's ledger file: redb first repairs an unclean
     /// shutdown; rows that do not decode are listed (and, with
-    /// --drop-corrupt, deleted). The server refuses to start on such rows.
+    /// --drop-corrupt, deleted). The server does not serve a tenant whose
+    /// ledger has such rows (its requests are refused with the reason).
     Repair(repair::RepairArgs),
     /// The controlled revision benchmark (paper Sections 6-7.2, Appendices B
     /// and J): generates the instances, builds keyed and keyless stores,

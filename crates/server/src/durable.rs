@@ -184,7 +184,7 @@ fn open_db(disk: &dyn Disk, path: &Path) -> Result<Database> {
     disk.database(path, &builder).map_err(|e| {
         storage(
             path,
-            "cannot open the ledger file (refusing to start; `pfm repair` inspects it)",
+            "cannot open the ledger file (the tenant is not served: another process may hold it open, or `pfm repair` inspects it)",
             e,
         )
     })
