@@ -1136,10 +1136,10 @@ impl<'a> Reading<'a> {
                 .find(|v| v.ty == ValueType::Money)
                 .map(|v| span[v.start..v.end].to_owned()),
             Number => {
+                // A token opens with a letter or digit, so this is the
+                // old all-digits-dashes-dots test.
                 let t = self.toks[from];
-                t.bytes()
-                    .all(|b| b.is_ascii_digit() || b == b'-' || b == b'.')
-                    .then(|| t.to_owned())
+                super::soft::is_number(t).then(|| t.to_owned())
             }
             _ => {
                 if matches!(self.toks[from], "a" | "an" | "the") {
