@@ -247,8 +247,8 @@ impl Shared {
 pub struct Tenants {
     data_dir: PathBuf,
     shared: Shared,
-    /// Token hash → tenant name: every registered tenant.
-    by_hash: ArcSwap<HashMap<String, String>>,
+    /// Every registered tenant, as the token file last said.
+    registry: ArcSwap<Registry>,
     /// Open tenants by name (read lock-free by [`Tenants::lookup`]).
     live: ArcSwap<HashMap<String, Arc<Tenant>>>,
     /// Hashes of the metrics tokens.
@@ -256,6 +256,16 @@ pub struct Tenants {
     /// Serializes opening tenants and rereading the token file: the token
     /// file's time when last read.
     open: Mutex<Option<std::time::SystemTime>>,
+}
+
+/// The token file as read: computed once per change of the file, so a
+/// lookup, `/healthz` and the orphan check each cost one map access.
+#[derive(Default)]
+struct Registry {
+    /// Token hash → tenant name.
+    by_hash: HashMap<String, String>,
+    /// The names a token names.
+    names: HashSet<String>,
 }
 
 /// What a token opens.
@@ -296,7 +306,7 @@ impl Tenants {
                 encoder,
                 started: Instant::now(),
             },
-            by_hash: ArcSwap::from_pointee(HashMap::new()),
+            registry: ArcSwap::from_pointee(Registry::default()),
             live: ArcSwap::from_pointee(HashMap::new()),
             metrics: ArcSwap::from_pointee(HashSet::new()),
             open: Mutex::new(None),
@@ -336,16 +346,17 @@ impl Tenants {
     pub fn evict(&self, budget: u64) -> usize {
         let _open = self.open.lock().unwrap_or_else(|e| e.into_inner());
         let live = self.live.load_full();
-        let mut total: u64 = live.values().map(|t| t.estimated_bytes()).sum();
+        let mut order: Vec<(&Arc<Tenant>, u64)> =
+            live.values().map(|t| (t, t.estimated_bytes())).collect();
+        let mut total: u64 = order.iter().map(|(_, bytes)| bytes).sum();
         if total <= budget {
             return 0;
         }
         let now = self.shared.millis();
         let idle_ms = u64::try_from(MIN_IDLE.as_millis()).unwrap_or(u64::MAX);
-        let mut order: Vec<&Arc<Tenant>> = live.values().collect();
-        order.sort_by_key(|t| t.last_use.load(Ordering::Relaxed));
+        order.sort_by_key(|(t, _)| t.last_use.load(Ordering::Relaxed));
         let mut closed = Vec::new();
-        for t in order {
+        for (t, bytes) in order {
             if total <= budget {
                 break;
             }
@@ -353,7 +364,7 @@ impl Tenants {
             if !idle || t.runtime.contexts_registered() > 0 || !t.residency.retire() {
                 continue;
             }
-            total = total.saturating_sub(t.estimated_bytes());
+            total = total.saturating_sub(bytes);
             closed.push(t.name.clone());
         }
         if !closed.is_empty() {
@@ -388,12 +399,12 @@ impl Tenants {
     /// tenant deleted: `pfm tenant delete` waits for this), once no request
     /// pins them. Called after each token-file check. Blocks.
     fn close_orphans(&self) {
-        let names: HashSet<String> = self.by_hash.load().values().cloned().collect();
+        let registry = self.registry.load();
         let orphans: Vec<String> = self
             .live
             .load()
             .values()
-            .filter(|t| !names.contains(&t.name) && t.residency.retire())
+            .filter(|t| !registry.names.contains(&t.name) && t.residency.retire())
             .map(|t| t.name.clone())
             .collect();
         if !orphans.is_empty() {
@@ -404,8 +415,8 @@ impl Tenants {
 
     /// What a token opens (lock-free).
     pub fn lookup(&self, token: &str) -> Lookup {
-        let by_hash = self.by_hash.load();
-        let Some(name) = by_hash.get(&tokens::hash(token)) else {
+        let registry = self.registry.load();
+        let Some(name) = registry.by_hash.get(&tokens::hash(token)) else {
             return Lookup::Unknown;
         };
         match self
@@ -467,13 +478,12 @@ impl Tenants {
             self.close_orphans();
             return Ok(());
         }
-        let (hashes, metrics) = tokens::load(&self.data_dir)?;
-        let mut by_hash = HashMap::new();
-        for (hash, name) in hashes {
-            tokens::check_tenant(&name)?;
-            by_hash.insert(hash, name);
+        let (by_hash, metrics) = tokens::load(&self.data_dir)?;
+        for name in by_hash.values() {
+            tokens::check_tenant(name)?;
         }
-        self.by_hash.store(Arc::new(by_hash));
+        let names = by_hash.values().cloned().collect();
+        self.registry.store(Arc::new(Registry { by_hash, names }));
         self.metrics.store(Arc::new(metrics));
         *read_at = modified;
         self.close_orphans();
@@ -487,7 +497,7 @@ impl Tenants {
 
     /// Registered tenants (those a token names).
     pub fn registered(&self) -> usize {
-        self.by_hash.load().values().collect::<HashSet<_>>().len()
+        self.registry.load().names.len()
     }
 
     /// Every open tenant, by name.
