@@ -94,14 +94,9 @@ fn render(open: &[Arc<Tenant>], registered: usize, top: usize) -> String {
     );
     let mut ranked: Vec<(u64, &Arc<Tenant>)> = open.iter().map(|t| (activity(t), t)).collect();
     ranked.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.name.cmp(&b.1.name)));
-    let (tenants, others): (Vec<&Arc<Tenant>>, Vec<&Arc<Tenant>>) = {
-        let split = top.min(ranked.len());
-        let (a, b) = ranked.split_at(split);
-        (
-            a.iter().map(|(_, t)| *t).collect(),
-            b.iter().map(|(_, t)| *t).collect(),
-        )
-    };
+    let split = top.min(ranked.len());
+    let tenants: Vec<&Arc<Tenant>> = ranked[..split].iter().map(|(_, t)| *t).collect();
+    let others: Vec<&Arc<Tenant>> = ranked[split..].iter().map(|(_, t)| *t).collect();
     for (q, help) in EXPORTED {
         let name = format!("pfm_{}_seconds", q.name());
         let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} summary");
