@@ -83,23 +83,25 @@ pub fn candidates(ledger: &Ledger, subject: &str, opened: &[(Key, ObjectClass)])
                 let Some(value) = ledger.latest_value(key) else {
                     continue;
                 };
-                Candidate {
-                    key: key.clone(),
-                    phrases: vec![key.slot.replace('_', " ")],
-                    class: ObjectClass::of_value(value),
-                }
+                by_slot(key, ObjectClass::of_value(value))
             }
         };
         out.push(candidate);
     }
     for (key, class) in opened.iter().filter(|(k, _)| &*k.entity == subject) {
         if !out.iter().any(|c| &c.key == key) {
-            out.push(Candidate {
-                key: key.clone(),
-                phrases: vec![key.slot.to_string()],
-                class: *class,
-            });
+            out.push(by_slot(key, *class));
         }
     }
     out
+}
+
+/// A key that is no relation row's, compared by its slot's words (stored
+/// or opened earlier in the batch alike).
+fn by_slot(key: &Key, class: ObjectClass) -> Candidate {
+    Candidate {
+        key: key.clone(),
+        phrases: vec![key.slot.replace('_', " ")],
+        class,
+    }
 }
