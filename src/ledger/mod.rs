@@ -499,7 +499,7 @@ impl Ledger {
             ledger.list(id);
             ledger.index_by_status(id);
         }
-        ledger.verify()?;
+        ledger.verify_restored()?;
         Ok(ledger)
     }
 
