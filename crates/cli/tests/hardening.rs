@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::{Client, Server, keyed, pfm, tempdir, token};
+use support::{Client, Server, keyed, metrics, pfm, tempdir, token};
 
 fn names(n: usize) -> Vec<String> {
     (0..n).map(|i| format!("Person Number{i}")).collect()
@@ -314,28 +314,6 @@ fn a_timed_out_write_retried_with_its_request_id_exists_once() {
 fn mode(path: &std::path::Path) -> u32 {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(path).unwrap().permissions().mode() & 0o777
-}
-
-/// Creates a metrics token, waits until the server has taken it (the
-/// token file is reread every 500 ms), and returns a scrape of `/metrics`.
-fn metrics<'a>(dir: &std::path::Path, server: &'a Server) -> impl Fn() -> String + 'a {
-    let token = pfm(&["token", "create", "--metrics"], dir)
-        .trim()
-        .to_owned();
-    let started = Instant::now();
-    let client = Client::new(server, Some(&token));
-    while client.raw("GET", "/metrics", None).unwrap().0 != 200 {
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "the new metrics token never took effect"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    move || {
-        let (status, text) = client.raw("GET", "/metrics", None).unwrap();
-        assert_eq!(status, 200, "{text}");
-        text
-    }
 }
 
 /// The counter `name` of `tenant` in a scrape.

@@ -11,7 +11,7 @@ use serde_json::json;
 
 mod support;
 
-use support::{Client, Server, keyed, pfm, tempdir, token};
+use support::{Client, Server, keyed, metrics, pfm, tempdir, token};
 
 /// Sends observations from several clients until SIGKILL, restarts, and
 /// checks every acknowledged observation against a model: each client owns
@@ -279,8 +279,19 @@ fn idle_tenants_over_the_memory_budget_are_closed_and_come_back() {
     a.observe(keyed("Kim Tanaka", "day_rate", "$900", 2));
     b.observe(keyed("Kim Tanaka", "day_rate", "$1200", 3));
     assert_eq!(until(0), Some(0), "idle tenants are closed");
-    let block = a.retrieve("what is Kim's day rate", &["Kim Tanaka"]);
+    let scrape = metrics(&dir, &server)();
+    assert!(
+        scrape.contains("pfm_tenant_opens_total 2\n")
+            && scrape.contains("pfm_tenant_evictions_total 2\n"),
+        "{scrape}"
+    );
+    let ask = json!({"context": "what is Kim's day rate", "participants": ["Kim Tanaka"], "at": "2026-01-01"});
+    let reopened = a.ok("POST", "/v1/retrieve", Some(ask.clone()));
+    let block = reopened["block"].as_str().unwrap();
     assert!(block.contains("900") && !block.contains("1200"), "{block}");
+    assert!(reopened["timings"]["open_us"].as_f64() > Some(0.0), "{reopened}");
+    let warm = a.ok("POST", "/v1/retrieve", Some(ask));
+    assert!(warm["timings"]["open_us"].is_null(), "{warm}");
     a.observe(keyed("Kim Tanaka", "day_rate", "$950", 4));
     let ctx = b.ok(
         "POST",

@@ -24,7 +24,7 @@ use std::sync::Arc;
 use super::AppState;
 use super::api::auth::bearer;
 use super::error::ApiError;
-use super::tenant::Tenant;
+use super::tenant::{OpenStats, Tenant};
 use pfm_serve::{Quantity, Summary};
 
 /// How long a scrape waits for idle request threads' recorders.
@@ -66,11 +66,13 @@ pub async fn metrics(
     let text = state
         .pool
         .run(move |_| {
-            render(
+            let mut out = render(
                 &tenants.all(),
                 tenants.registered(),
                 tenants.metrics_tenants(),
-            )
+            );
+            render_host(&mut out, &tenants.open_stats(), process());
+            out
         })
         .await?;
     Ok(([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text))
@@ -171,6 +173,53 @@ fn render(open: &[Arc<Tenant>], registered: usize, top: usize) -> String {
         );
     }
     out
+}
+
+/// The server process's resident memory (bytes) and thread count, from
+/// `/proc/self/status` (none where there is no such file).
+fn process() -> Option<(u64, u64)> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let field = |name: &str| -> Option<u64> {
+        let line = status.lines().find(|l| l.starts_with(name))?;
+        line[name.len()..].split_whitespace().next()?.parse().ok()
+    };
+    Some((field("VmRSS:")? * 1024, field("Threads:")?))
+}
+
+/// The host's series: tenant opens and evictions, open times, and the
+/// process's memory and threads.
+fn render_host(out: &mut String, stats: &OpenStats, process: Option<(u64, u64)>) {
+    let _ = writeln!(
+        out,
+        "# HELP pfm_tenant_opens_total tenants opened (first request since start or eviction)
+         # TYPE pfm_tenant_opens_total counter
+pfm_tenant_opens_total {}
+         # HELP pfm_tenant_evictions_total tenants closed for the memory budget
+         # TYPE pfm_tenant_evictions_total counter
+pfm_tenant_evictions_total {}
+         # HELP pfm_tenant_open_seconds time to open a tenant (replay its ledger)
+         # TYPE pfm_tenant_open_seconds summary",
+        stats.opens, stats.evictions
+    );
+    for (quantile, us) in ["0.5", "0.99", "1"].iter().zip(stats.open_us) {
+        let _ = writeln!(
+            out,
+            "pfm_tenant_open_seconds{{quantile=\"{quantile}\"}} {}",
+            us as f64 * 1e-6
+        );
+    }
+    let _ = writeln!(out, "pfm_tenant_open_seconds_count {}", stats.opens);
+    if let Some((rss, threads)) = process {
+        let _ = writeln!(
+            out,
+            "# HELP pfm_process_resident_bytes resident memory of the server process
+             # TYPE pfm_process_resident_bytes gauge
+pfm_process_resident_bytes {rss}
+             # HELP pfm_process_threads threads of the server process
+             # TYPE pfm_process_threads gauge
+pfm_process_threads {threads}"
+        );
+    }
 }
 
 /// An exported counter: name, help, and how to read it.

@@ -127,6 +127,16 @@ pub struct Tenant {
 pub struct TenantRef {
     tenant: Arc<Tenant>,
     _pin: Pin,
+    /// How long this request spent opening the tenant (none: it was open).
+    opened: Option<Duration>,
+}
+
+impl TenantRef {
+    /// How long this request spent opening its tenant: its first request
+    /// since start or since the tenant was closed for the memory budget.
+    pub fn opened(&self) -> Option<Duration> {
+        self.opened
+    }
 }
 
 impl std::ops::Deref for TenantRef {
@@ -184,6 +194,7 @@ impl Tenant {
         Some(TenantRef {
             tenant: self.clone(),
             _pin: pin,
+            opened: None,
         })
     }
 
@@ -256,6 +267,9 @@ pub struct Tenants {
     /// Serializes opening tenants and rereading the token file: the token
     /// file's time when last read.
     open: Mutex<Option<std::time::SystemTime>>,
+    /// Opens and evictions, under their own lock (read by `/metrics`
+    /// without waiting for an open in progress).
+    turnover: Mutex<Turnover>,
 }
 
 /// The token file as read: computed once per change of the file, so a
@@ -266,6 +280,29 @@ struct Registry {
     by_hash: HashMap<String, String>,
     /// The names a token names.
     names: HashSet<String>,
+}
+
+/// Opens and closes since start, for `/metrics` (written under the
+/// `open` lock, which every open and close holds).
+#[derive(Default)]
+struct Turnover {
+    /// Tenants opened (first requests since start or since eviction).
+    opens: u64,
+    /// Tenants closed for the memory budget.
+    evictions: u64,
+    /// Open times, µs (auto-resizing: most opens take milliseconds).
+    open_us: Option<hdrhistogram::Histogram<u64>>,
+}
+
+/// What opening tenants has cost since start.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct OpenStats {
+    /// Tenants opened.
+    pub opens: u64,
+    /// Tenants closed for the memory budget.
+    pub evictions: u64,
+    /// Open time quantiles, µs: median, 99th percentile, most.
+    pub open_us: [u64; 3],
 }
 
 /// What a token opens.
@@ -310,6 +347,7 @@ impl Tenants {
             live: ArcSwap::from_pointee(HashMap::new()),
             metrics: ArcSwap::from_pointee(HashSet::new()),
             open: Mutex::new(None),
+            turnover: Mutex::new(Turnover::default()),
         };
         tenants.reload()?;
         Ok(tenants)
@@ -377,7 +415,25 @@ impl Tenants {
         }
         drop(live);
         self.close_retired(&closed);
+        self.turnover().evictions += closed.len() as u64;
         closed.len()
+    }
+
+    fn turnover(&self) -> std::sync::MutexGuard<'_, Turnover> {
+        self.turnover.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// What opening tenants has cost since start.
+    pub fn open_stats(&self) -> OpenStats {
+        let t = self.turnover();
+        let q = |h: &hdrhistogram::Histogram<u64>| {
+            [h.value_at_quantile(0.5), h.value_at_quantile(0.99), h.max()]
+        };
+        OpenStats {
+            opens: t.opens,
+            evictions: t.evictions,
+            open_us: t.open_us.as_ref().map(q).unwrap_or_default(),
+        }
     }
 
     /// Takes retired tenants out of the open ones, makes their queued
@@ -450,17 +506,32 @@ impl Tenants {
             Tenant::open(name, &dir, &self.shared)
                 .map_err(|e| Error::InvalidState(format!("tenant {name}: {e}")))?,
         );
+        let took = started.elapsed();
         tracing::info!(
             tenant = name,
-            ms = started.elapsed().as_secs_f64() * 1e3,
+            ms = took.as_secs_f64() * 1e3,
             "tenant opened on its first request"
         );
         let mut live = HashMap::clone(&self.live.load());
         live.insert(name.to_owned(), tenant.clone());
         self.live.store(Arc::new(live));
-        tenant
+        {
+            let mut turnover = self.turnover();
+            turnover.opens += 1;
+            let us = u64::try_from(took.as_micros()).unwrap_or(u64::MAX).max(1);
+            turnover
+                .open_us
+                .get_or_insert_with(|| {
+                    // Infallible: 2 significant digits is a valid precision.
+                    hdrhistogram::Histogram::new(2).expect("histogram precision")
+                })
+                .saturating_record(us);
+        }
+        let mut pinned = tenant
             .pin(now)
-            .ok_or_else(|| Error::InvalidState(format!("tenant {name} is closing")))
+            .ok_or_else(|| Error::InvalidState(format!("tenant {name} is closing")))?;
+        pinned.opened = Some(took);
+        Ok(pinned)
     }
 
     /// Whether a token opens `GET /metrics` (lock-free).

@@ -196,3 +196,25 @@ pub fn keyed(entity: &str, slot: &str, value: &str, day: u32) -> Value {
         "at": format!("2025-06-{:02}", day % 28 + 1),
     })
 }
+
+/// Creates a metrics token, waits until the server has taken it (the
+/// token file is reread every 500 ms), and returns a scrape of `/metrics`.
+pub fn metrics<'a>(dir: &Path, server: &'a Server) -> impl Fn() -> String + 'a {
+    let token = pfm(&["token", "create", "--metrics"], dir)
+        .trim()
+        .to_owned();
+    let started = std::time::Instant::now();
+    let client = Client::new(server, Some(&token));
+    while client.raw("GET", "/metrics", None).unwrap().0 != 200 {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the new metrics token never took effect"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    move || {
+        let (status, text) = client.raw("GET", "/metrics", None).unwrap();
+        assert_eq!(status, 200, "{text}");
+        text
+    }
+}

@@ -193,8 +193,12 @@ pub struct TimingsOut {
     pub wait_us: Option<f64>,
     /// `σ`: the wake-up delay of the request thread (fresh mode).
     pub sigma_us: Option<f64>,
-    /// The whole call inside the server.
+    /// The whole call inside the server (after its tenant was open).
     pub total_us: f64,
+    /// The time this request spent opening its tenant before the call:
+    /// present on a tenant's first request since the server started or
+    /// since the tenant was closed under `--memory-budget`.
+    pub open_us: Option<f64>,
 }
 
 /// The answer to `POST /v1/retrieve`.
@@ -316,6 +320,7 @@ pub async fn retrieve_block(
         None => None,
     };
     let context_id = body.context_id;
+    let opened = tenant.opened();
     let job_tenant = tenant.clone();
     let job = state.pool.run_for(
         &tenant.in_flight,
@@ -389,7 +394,9 @@ pub async fn retrieve_block(
             };
             let total = started.elapsed();
             local.of(&tenant)?.1.record(Quantity::Retrieve, total);
-            Ok(retrieve_out(&tenant, served, as_of_view, total))
+            let mut out = retrieve_out(&tenant, served, as_of_view, total);
+            out.timings.open_us = us(opened);
+            Ok(out)
         },
     );
     // The answer is due by the deadline whatever the thread is doing (an
@@ -429,6 +436,7 @@ pub(super) fn retrieve_out(
             wait_us: us(s.timings.fresh),
             sigma_us: us(s.timings.sigma),
             total_us: total.as_secs_f64() * 1e6,
+            open_us: None,
         },
     }
 }
