@@ -202,7 +202,10 @@ struct Queue {
 }
 
 struct State {
-    durable: Durable,
+    /// None once the writer is closed: [`Writer::close`] drops the ledger,
+    /// which closes its file (and frees its lock for a reopen) there and
+    /// then, not whenever the last turn's closure lets go of the queue.
+    durable: Option<Durable>,
     /// Why writes are refused, after a failed sync.
     failed: Option<String>,
     probe: Probe,
@@ -230,7 +233,7 @@ impl Writer {
                 rx,
                 scheduled: Turns::default(),
                 state: Mutex::new(State {
-                    durable: Durable { store, log },
+                    durable: Some(Durable { store, log }),
                     failed: None,
                     probe,
                 }),
@@ -255,8 +258,11 @@ impl Writer {
         Ok(())
     }
 
-    /// Stops taking requests, finishes the queued ones (durably), and waits.
-    /// From an async task it cannot wait: the queued requests still run.
+    /// Stops taking requests, finishes the queued ones (durably), waits,
+    /// and closes the ledger file: when this returns, the tenant's ledger
+    /// may be opened again (an evicted tenant's next request reopens it at
+    /// once). From an async task it cannot wait: the queued requests still
+    /// run, and the file closes after the last of them.
     pub fn close(&self) {
         self.closed.store(true, Ordering::Release);
         let turns = &self.turns;
@@ -266,6 +272,7 @@ impl Writer {
                 return;
             }
         }
+        turns.state().durable = None;
     }
 }
 
@@ -320,15 +327,24 @@ impl Queue {
         let group = collect(first, &self.rx, self.fsync);
         let arrived: Vec<Instant> = group.iter().map(|(_, t)| *t).collect();
         let mut state = self.state();
-        let (work, replies, ids) = split(group, &state.durable.log);
-        if let Some(why) = &state.failed {
+        let State {
+            durable, failed, ..
+        } = &mut *state;
+        let Some(durable) = durable else {
+            for (op, _) in group {
+                Reply::of(op).refuse("the tenant was closed: retry the request");
+            }
+            return (None, Touched::Nothing);
+        };
+        let (work, replies, ids) = split(group, &durable.log);
+        if let Some(why) = failed {
             for reply in replies {
                 reply.refuse(why);
             }
             return (None, Touched::Nothing);
         }
         let done = apply(memory, work);
-        let (synced, touched) = state.durable.sync(memory, ids, &done);
+        let (synced, touched) = durable.sync(memory, ids, &done);
         match synced {
             Ok(()) => (
                 Some(Answers {
@@ -342,11 +358,11 @@ impl Queue {
                 let why = format!(
                     "the ledger could not be made durable ({e}); restart the server to replay it from disk"
                 );
-                tracing::error!(file = %state.durable.store.path().display(), "{why}");
+                tracing::error!(file = %durable.store.path().display(), "{why}");
                 for reply in replies {
                     reply.refuse(&why);
                 }
-                state.failed = Some(why);
+                *failed = Some(why);
                 (None, Touched::Nothing)
             }
         }

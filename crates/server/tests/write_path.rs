@@ -78,3 +78,23 @@ fn a_write_is_published_before_its_answer_and_rebuilds_only_the_contexts_it_reac
     assert_eq!(history[1].id(), FactId(first.receipts[0].fact));
     writer.close();
 }
+
+/// A closed writer has closed its ledger file, though the writer and its
+/// runtime are still alive: an evicted tenant's next request reopens the
+/// ledger at once (before, the file's lock lived on until the last turn's
+/// closure let go of it, and a quick reopen was refused).
+#[test]
+fn a_closed_writer_frees_its_ledger_for_a_reopen() {
+    let dir = tempdir("close-reopen");
+    let (runtime, writer) = support::open(&dir);
+    observe(
+        &writer,
+        "The standup with Alex Rivera is moved to 9:30am.",
+        None,
+    );
+    writer.close();
+    let (_store, memory) =
+        pfm_server::durable::DurableLedger::open(&dir, pfm::Config::default()).unwrap();
+    assert_eq!(memory.ledger().len(), 1);
+    drop((writer, runtime));
+}
