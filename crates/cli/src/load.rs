@@ -5,6 +5,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::Args;
 use pfm_harness::load::http::HttpLoadOptions;
+use pfm_harness::load::tenants::TenantsLoadOptions;
 use pfm_harness::load::{self, Ingest, LoadOptions, Mode};
 use pfm_serve::Background;
 use pfm_synth::Vocabulary;
@@ -77,10 +78,72 @@ pub struct LoadArgs {
     /// With --target: seconds of the single-observation ingest phase.
     #[arg(long, default_value_t = 5.0)]
     ingest_secs: f64,
+    /// With --target: register this many tenants (in the server's token
+    /// file: needs --data-dir) and drive them all, activity Zipf-distributed,
+    /// instead of one tenant's token.
+    #[arg(long, requires = "target", requires = "data_dir")]
+    tenants: Option<usize>,
+    /// With --tenants: the Zipf exponent of tenant activity (0: uniform).
+    #[arg(long, default_value_t = 1.0)]
+    zipf: f64,
+    /// With --tenants: the data directory of the server at --target.
+    #[arg(long)]
+    data_dir: Option<std::path::PathBuf>,
+    /// With --tenants: the most active tenants to preload (the rest start
+    /// empty); by default all of them up to 1,000.
+    #[arg(long)]
+    populated: Option<usize>,
+    /// With --tenants: fewest facts a populated tenant is given.
+    #[arg(long, default_value_t = 100)]
+    min_facts: u64,
+    /// With --tenants: most facts a populated tenant is given.
+    #[arg(long, default_value_t = 2_000)]
+    max_facts: u64,
+    /// With --tenants: operations per second of the serve phase, across
+    /// tenants.
+    #[arg(long, default_value_t = 1_000.0)]
+    rate: f64,
+    /// With --tenants: seconds of the serve phase.
+    #[arg(long, default_value_t = 30.0)]
+    serve_secs: f64,
+    /// With --tenants: the share of serve-phase operations that are
+    /// observations (the rest are snapshot retrieves).
+    #[arg(long, default_value_t = 0.1)]
+    observe_share: f64,
+    /// With --tenants: cold probes after the serve phase (retrieves to the
+    /// least recently used populated tenants).
+    #[arg(long, default_value_t = 200)]
+    cold: usize,
+    /// With --tenants: tenant names start with this (then six digits).
+    #[arg(long, default_value = "load")]
+    tenant_prefix: String,
 }
 
 impl LoadArgs {
     pub fn run(self) -> Result<()> {
+        if let (Some(target), Some(tenants), Some(data_dir)) =
+            (&self.target, self.tenants, &self.data_dir)
+        {
+            let options = TenantsLoadOptions {
+                target: target.clone(),
+                data_dir: data_dir.clone(),
+                tenants,
+                zipf: self.zipf,
+                populated: self.populated.unwrap_or(tenants.min(1_000)),
+                facts: (self.min_facts, self.max_facts),
+                ingest_secs: self.ingest_secs,
+                rate: self.rate,
+                serve_secs: self.serve_secs,
+                observe_share: self.observe_share,
+                cold: self.cold,
+                concurrency: self.concurrency,
+                seed: self.seed,
+                vocabulary: self.vocabulary,
+                prefix: self.tenant_prefix.clone(),
+            };
+            let report = load::tenants::run(&options, &|line| eprintln!("{line}"))?;
+            return crate::print(&report, self.json, || report.table() + "\n");
+        }
         if let Some(target) = self.target {
             let token = self
                 .token

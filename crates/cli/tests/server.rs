@@ -285,11 +285,20 @@ fn idle_tenants_over_the_memory_budget_are_closed_and_come_back() {
             && scrape.contains("pfm_tenant_evictions_total 2\n"),
         "{scrape}"
     );
+    let longest: f64 = scrape
+        .lines()
+        .find_map(|l| l.strip_prefix("pfm_tenant_open_seconds{quantile=\"1\"} "))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.0);
+    assert!(longest > 0.0 && longest < 60.0, "{scrape}");
     let ask = json!({"context": "what is Kim's day rate", "participants": ["Kim Tanaka"], "at": "2026-01-01"});
     let reopened = a.ok("POST", "/v1/retrieve", Some(ask.clone()));
     let block = reopened["block"].as_str().unwrap();
     assert!(block.contains("900") && !block.contains("1200"), "{block}");
-    assert!(reopened["timings"]["open_us"].as_f64() > Some(0.0), "{reopened}");
+    assert!(
+        reopened["timings"]["open_us"].as_f64() > Some(0.0),
+        "{reopened}"
+    );
     let warm = a.ok("POST", "/v1/retrieve", Some(ask));
     assert!(warm["timings"]["open_us"].is_null(), "{warm}");
     a.observe(keyed("Kim Tanaka", "day_rate", "$950", 4));

@@ -189,37 +189,53 @@ fn process() -> Option<(u64, u64)> {
 /// The host's series: tenant opens and evictions, open times, and the
 /// process's memory and threads.
 fn render_host(out: &mut String, stats: &OpenStats, process: Option<(u64, u64)>) {
+    let mut series = vec![
+        (
+            "pfm_tenant_opens_total",
+            "counter",
+            "tenants opened (first request since start or eviction)",
+            stats.opens,
+        ),
+        (
+            "pfm_tenant_evictions_total",
+            "counter",
+            "tenants closed for the memory budget",
+            stats.evictions,
+        ),
+    ];
+    if let Some((rss, threads)) = process {
+        series.push((
+            "pfm_process_resident_bytes",
+            "gauge",
+            "resident memory of the server process",
+            rss,
+        ));
+        series.push((
+            "pfm_process_threads",
+            "gauge",
+            "threads of the server process",
+            threads,
+        ));
+    }
+    for (name, kind, help, value) in series {
+        let _ = writeln!(
+            out,
+            "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}"
+        );
+    }
+    let name = "pfm_tenant_open_seconds";
     let _ = writeln!(
         out,
-        "# HELP pfm_tenant_opens_total tenants opened (first request since start or eviction)
-         # TYPE pfm_tenant_opens_total counter
-pfm_tenant_opens_total {}
-         # HELP pfm_tenant_evictions_total tenants closed for the memory budget
-         # TYPE pfm_tenant_evictions_total counter
-pfm_tenant_evictions_total {}
-         # HELP pfm_tenant_open_seconds time to open a tenant (replay its ledger)
-         # TYPE pfm_tenant_open_seconds summary",
-        stats.opens, stats.evictions
+        "# HELP {name} time to open a tenant (replay its ledger)\n# TYPE {name} summary"
     );
     for (quantile, us) in ["0.5", "0.99", "1"].iter().zip(stats.open_us) {
         let _ = writeln!(
             out,
-            "pfm_tenant_open_seconds{{quantile=\"{quantile}\"}} {}",
+            "{name}{{quantile=\"{quantile}\"}} {}",
             us as f64 * 1e-6
         );
     }
-    let _ = writeln!(out, "pfm_tenant_open_seconds_count {}", stats.opens);
-    if let Some((rss, threads)) = process {
-        let _ = writeln!(
-            out,
-            "# HELP pfm_process_resident_bytes resident memory of the server process
-             # TYPE pfm_process_resident_bytes gauge
-pfm_process_resident_bytes {rss}
-             # HELP pfm_process_threads threads of the server process
-             # TYPE pfm_process_threads gauge
-pfm_process_threads {threads}"
-        );
-    }
+    let _ = writeln!(out, "{name}_count {}", stats.opens);
 }
 
 /// An exported counter: name, help, and how to read it.

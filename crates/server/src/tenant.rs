@@ -525,7 +525,10 @@ impl Tenants {
                     // Infallible: 2 significant digits is a valid precision.
                     hdrhistogram::Histogram::new(2).expect("histogram precision")
                 })
-                .saturating_record(us);
+                .record(us)
+                // Infallible: an auto-resizing histogram takes any u64 a
+                // Duration's µs fit in.
+                .expect("auto-resizing histogram");
         }
         let mut pinned = tenant
             .pin(now)

@@ -136,30 +136,48 @@ pub fn bootstrap(data_dir: &Path, tenant: &str, now: jiff::Timestamp) -> Result<
 /// Creates a token for `tenant` (creating the tenant if it is new), or a
 /// metrics token for `None`, and returns it; only its hash is written.
 pub fn create(data_dir: &Path, tenant: Option<&str>, now: jiff::Timestamp) -> Result<String> {
-    if let Some(tenant) = tenant {
+    let mut tokens = create_many(data_dir, &[tenant], now)?;
+    // Infallible: one token per name asked for.
+    Ok(tokens.pop().expect("one token"))
+}
+
+/// [`create`] for many at once, in one rewrite of the file (registering
+/// 100,000 tenants one `create` at a time would rewrite a growing file
+/// 100,000 times); the tokens in the order of `tenants`.
+pub fn create_many(
+    data_dir: &Path,
+    tenants: &[Option<&str>],
+    now: jiff::Timestamp,
+) -> Result<Vec<String>> {
+    for tenant in tenants.iter().flatten() {
         check_tenant(tenant)?;
     }
     crate::files::private_dir(data_dir)?;
-    let mut secret = [0u8; 32];
-    std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut secret))
-        .map_err(Error::io(Path::new("/dev/urandom")))?;
-    let token: String = std::iter::once("pfm_".to_owned())
-        .chain(secret.iter().map(|b| format!("{b:02x}")))
-        .collect();
+    let random = Path::new("/dev/urandom");
+    let mut source = std::fs::File::open(random).map_err(Error::io(random))?;
     let mut file = read(data_dir)?;
-    file.tokens.push(TokenEntry {
-        tenant: tenant.unwrap_or_default().to_owned(),
-        sha256: hash(&token),
-        created: now.to_string(),
-        scope: if tenant.is_some() {
-            Scope::Tenant
-        } else {
-            Scope::Metrics
-        },
-    });
+    let created = now.to_string();
+    let mut out = Vec::with_capacity(tenants.len());
+    for tenant in tenants {
+        let mut secret = [0u8; 32];
+        source.read_exact(&mut secret).map_err(Error::io(random))?;
+        let token: String = std::iter::once("pfm_".to_owned())
+            .chain(secret.iter().map(|b| format!("{b:02x}")))
+            .collect();
+        file.tokens.push(TokenEntry {
+            tenant: tenant.unwrap_or_default().to_owned(),
+            sha256: hash(&token),
+            created: created.clone(),
+            scope: if tenant.is_some() {
+                Scope::Tenant
+            } else {
+                Scope::Metrics
+            },
+        });
+        out.push(token);
+    }
     write(data_dir, &file)?;
-    Ok(token)
+    Ok(out)
 }
 
 /// Revokes the tokens whose id starts with `id` (at least 6 hex digits,

@@ -100,34 +100,52 @@ pub struct HttpLoadReport {
     pub seconds: f64,
 }
 
-struct Client {
+/// One keep-alive connection to the server (ureq's agent), for one thread.
+pub(super) struct Client {
     agent: ureq::Agent,
     base: String,
-    auth: String,
 }
 
 impl Client {
-    fn new(options: &HttpLoadOptions) -> Client {
+    pub(super) fn new(target: &str) -> Client {
         let config = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .timeout_global(Some(Duration::from_secs(30)))
             .build();
         Client {
             agent: ureq::Agent::new_with_config(config),
-            base: options.target.trim_end_matches('/').to_owned(),
-            auth: format!("Bearer {}", options.token),
+            base: target.trim_end_matches('/').to_owned(),
         }
     }
 
-    /// POSTs JSON; the response body on 2xx, else the error body as text.
-    fn post(&self, path: &str, body: &Value) -> Result<Value> {
+    /// POSTs JSON with `token`; the response body on 2xx, else the error
+    /// body as text.
+    pub(super) fn post(&self, token: &str, path: &str, body: &Value) -> Result<Value> {
         let url = format!("{}{path}", self.base);
-        let mut response = self
+        let response = self
             .agent
             .post(&url)
-            .header("Authorization", &self.auth)
-            .send_json(body)
-            .map_err(|e| Error::ShutDown(format!("{url}: {e}")))?;
+            .header("Authorization", &format!("Bearer {token}"))
+            .send_json(body);
+        let text = Client::text(&url, response)?;
+        serde_json::from_str(&text).map_err(|e| Error::ShutDown(format!("{url}: {e}")))
+    }
+
+    /// GETs `path` (with `token`, if any) as text.
+    pub(super) fn get(&self, token: Option<&str>, path: &str) -> Result<String> {
+        let url = format!("{}{path}", self.base);
+        let mut request = self.agent.get(&url);
+        if let Some(token) = token {
+            request = request.header("Authorization", &format!("Bearer {token}"));
+        }
+        Client::text(&url, request.call())
+    }
+
+    fn text(
+        url: &str,
+        response: std::result::Result<ureq::http::Response<ureq::Body>, ureq::Error>,
+    ) -> Result<String> {
+        let mut response = response.map_err(|e| Error::ShutDown(format!("{url}: {e}")))?;
         let status = response.status();
         let text = response
             .body_mut()
@@ -136,13 +154,13 @@ impl Client {
         if !status.is_success() {
             return Err(Error::ShutDown(format!("{url}: {status}: {text}")));
         }
-        serde_json::from_str(&text).map_err(|e| Error::ShutDown(format!("{url}: {e}")))
+        Ok(text)
     }
 }
 
 /// The observation JSON of fact `i`, filed under slot `slot`'s key (so a
 /// fact with a taken slot revises it).
-fn observation(f: &SynthFact, slot: u64, owner: &SynthFact) -> Value {
+pub(super) fn observation(f: &SynthFact, slot: u64, owner: &SynthFact) -> Value {
     json!({
         "text": f.text,
         "entities": f.entities,
@@ -162,7 +180,7 @@ pub fn run(options: &HttpLoadOptions, progress: &dyn Fn(&str)) -> Result<HttpLoa
     let n = options.facts.max(1);
     let streamed = 200_000;
     let (facts, queries) = pfm_synth::generate(n + streamed, options.seed, options.vocabulary, 256);
-    let client = Client::new(options);
+    let client = Client::new(&options.target);
 
     progress(&format!("preloading {} facts", options.facts));
     let started = Instant::now();
@@ -176,7 +194,11 @@ pub fn run(options: &HttpLoadOptions, progress: &dyn Fn(&str)) -> Result<HttpLoa
             .enumerate()
             .map(|(i, f)| observation(f, base + i as u64, f))
             .collect();
-        client.post("/v1/observe", &json!({"observations": batch}))?;
+        client.post(
+            &options.token,
+            "/v1/observe",
+            &json!({"observations": batch}),
+        )?;
     }
     let preload_rate = options.facts as f64 / started.elapsed().as_secs_f64().max(1e-9);
 
@@ -201,12 +223,15 @@ pub fn run(options: &HttpLoadOptions, progress: &dyn Fn(&str)) -> Result<HttpLoa
     std::thread::scope(|s| {
         for _ in 0..options.concurrency {
             s.spawn(|| {
-                let client = Client::new(options);
+                let client = Client::new(&options.target);
                 let mut mine = Vec::new();
                 while started.elapsed() < phase {
                     let j = next.fetch_add(1, Ordering::Relaxed);
                     let t = Instant::now();
-                    if client.post("/v1/observe", &revision(j)).is_ok() {
+                    if client
+                        .post(&options.token, "/v1/observe", &revision(j))
+                        .is_ok()
+                    {
                         mine.push(t.elapsed().as_micros() as u64);
                     }
                 }
@@ -235,13 +260,16 @@ pub fn run(options: &HttpLoadOptions, progress: &dyn Fn(&str)) -> Result<HttpLoa
             if options.ingest_rate <= 0.0 {
                 return;
             }
-            let client = Client::new(options);
+            let client = Client::new(&options.target);
             let t0 = Instant::now();
             while !done.load(Ordering::Relaxed) {
                 let due = (t0.elapsed().as_secs_f64() * options.ingest_rate) as usize;
                 while served_ingest.load(Ordering::Relaxed) < due && !done.load(Ordering::Relaxed) {
                     let j = next.fetch_add(1, Ordering::Relaxed);
-                    if client.post("/v1/observe", &revision(j)).is_ok() {
+                    if client
+                        .post(&options.token, "/v1/observe", &revision(j))
+                        .is_ok()
+                    {
                         served_ingest.fetch_add(1, Ordering::Relaxed);
                     }
                 }
@@ -251,7 +279,7 @@ pub fn run(options: &HttpLoadOptions, progress: &dyn Fn(&str)) -> Result<HttpLoa
         let workers: Vec<_> = (0..options.concurrency)
             .map(|_| {
                 s.spawn(|| {
-                    let client = Client::new(options);
+                    let client = Client::new(&options.target);
                     let (mut snap, mut fresh) = (Vec::new(), Vec::new());
                     loop {
                         let i = issued.fetch_add(1, Ordering::Relaxed);
@@ -264,10 +292,10 @@ pub fn run(options: &HttpLoadOptions, progress: &dyn Fn(&str)) -> Result<HttpLoa
                                    "at": q.at * 1000, "mode": mode, "omega_us": options.omega_us})
                         };
                         if options.mode != Mode::Fresh {
-                            snap.push(sample(&client, &body("snapshot")));
+                            snap.push(sample(&client, &options.token, &body("snapshot")));
                         }
                         if options.mode != Mode::Snapshot {
-                            fresh.push(sample(&client, &body("fresh")));
+                            fresh.push(sample(&client, &options.token, &body("fresh")));
                         }
                     }
                     let mut all = samples.lock().unwrap_or_else(|e| e.into_inner());
@@ -299,11 +327,11 @@ pub fn run(options: &HttpLoadOptions, progress: &dyn Fn(&str)) -> Result<HttpLoa
 }
 
 /// One retrieval: client µs and the response (or `None` on error).
-type Sample = (u64, Option<Value>);
+pub(super) type Sample = (u64, Option<Value>);
 
-fn sample(client: &Client, body: &Value) -> Sample {
+pub(super) fn sample(client: &Client, token: &str, body: &Value) -> Sample {
     let t = Instant::now();
-    let r = client.post("/v1/retrieve", body).ok();
+    let r = client.post(token, "/v1/retrieve", body).ok();
     (t.elapsed().as_micros() as u64, r)
 }
 
