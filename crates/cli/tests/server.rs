@@ -206,6 +206,41 @@ fn a_tenant_cannot_reach_another_tenants_facts() {
     server.stop();
 }
 
+/// First requests that arrive together: each tenant is opened once,
+/// however many of its requests wait for the open, and every one of them
+/// is answered from its own tenant's facts (tenants open in parallel,
+/// outside the server's open lock).
+#[test]
+fn concurrent_first_requests_open_each_tenant_once() {
+    let dir = tempdir("open-once");
+    let tokens: Vec<String> = ["alpha", "beta"].iter().map(|t| token(&dir, t)).collect();
+    let server = Server::start(&dir, &[]);
+    for (t, rate) in tokens.iter().zip(["$900", "$1200"]) {
+        Client::new(&server, Some(t)).observe(keyed("Kim Tanaka", "day_rate", rate, 2));
+    }
+    server.stop();
+    let server = Server::start(&dir, &[]);
+    let scrape = metrics(&dir, &server);
+    std::thread::scope(|s| {
+        for i in 0..8 {
+            let (token, want, not) = match i % 2 {
+                0 => (&tokens[0], "900", "1200"),
+                _ => (&tokens[1], "1200", "900"),
+            };
+            let server = &server;
+            s.spawn(move || {
+                let block = Client::new(server, Some(token))
+                    .retrieve("what is Kim's day rate", &["Kim Tanaka"]);
+                assert!(block.contains(want) && !block.contains(not), "{block}");
+            });
+        }
+    });
+    let text = scrape();
+    drop(scrape);
+    assert!(text.contains("pfm_tenant_opens_total 2\n"), "{text}");
+    server.stop();
+}
+
 /// Tenants open on their first request, not at start: a restart reads the
 /// token file only, and each tenant's facts come back when it is first
 /// used, its own and no other's.

@@ -13,7 +13,7 @@
 //! tenants is not a sum): a busy tenant is in the top and has its own.
 
 use std::fmt::Write;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
@@ -27,7 +27,14 @@ use super::error::ApiError;
 use super::tenant::{OpenStats, Tenant};
 use pfm_serve::{Quantity, Summary};
 
-/// How long a scrape waits for idle request threads' recorders.
+/// How long a whole scrape waits for idle recorders, all histograms
+/// together. Each histogram's merge waits for every recorder of it that has
+/// not handed over its values; an idle recorder never does until it next
+/// records (hdrhistogram's `SyncHistogram::refresh_timeout`), so a wait per
+/// histogram would cost the number of open tenants × the quantities × the
+/// wait (1,000 open tenants made a scrape take minutes). Past the deadline,
+/// a merge takes what has been handed over, and what an idle recorder still
+/// holds comes with a later scrape.
 const REFRESH: Duration = Duration::from_millis(20);
 
 /// The quantities exported, with their help text.
@@ -99,11 +106,13 @@ fn render(open: &[Arc<Tenant>], registered: usize, top: usize) -> String {
     let split = top.min(ranked.len());
     let tenants: Vec<&Arc<Tenant>> = ranked[..split].iter().map(|(_, t)| *t).collect();
     let others: Vec<&Arc<Tenant>> = ranked[split..].iter().map(|(_, t)| *t).collect();
+    let deadline = Instant::now() + REFRESH;
+    let wait = || deadline.saturating_duration_since(Instant::now());
     for (q, help) in EXPORTED {
         let name = format!("pfm_{}_seconds", q.name());
         let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} summary");
         for t in &tenants {
-            let s: Summary = t.runtime.metrics().summary(q, REFRESH);
+            let s: Summary = t.runtime.metrics().summary(q, wait());
             for (quantile, v) in [("0.5", s.p50), ("0.99", s.p99), ("1", s.max)] {
                 let _ = writeln!(
                     out,
@@ -117,7 +126,7 @@ fn render(open: &[Arc<Tenant>], registered: usize, top: usize) -> String {
         if !others.is_empty() {
             let n: u64 = others
                 .iter()
-                .map(|t| t.runtime.metrics().summary(q, REFRESH).n)
+                .map(|t| t.runtime.metrics().summary(q, wait()).n)
                 .sum();
             let _ = writeln!(out, "{name}_count{{tenant=\"{OTHERS}\"}} {n}");
         }

@@ -68,9 +68,14 @@ pub struct TenantOptions {
 /// probe's few on each thread that serves it, 8–30 KB each).
 pub const TENANT_BASE_BYTES: u64 = 300_000;
 
-/// A fact's memory in an open store, as estimated for the budget: the
-/// 100,000-fact scale run's heap per fact (`scale/README.md`, issue 24).
-pub const FACT_BYTES: u64 = 3_000;
+/// A fact's memory in an open store, as estimated for the budget, in RSS
+/// (what an operator's budget means): measured with `pfm load --tenants
+/// 1000` (1,000 tenants of 100–2,000 facts, 1.04 M facts), 599 open
+/// tenants of about 1,040 facts held 3.8 GB of RSS, 5.8 KB per fact after
+/// the base. The heap per fact of one large store is 3 KB (`scale/README.md`,
+/// issue 24); the rest is many stores' smaller, emptier structures and the
+/// allocator's retained pages as tenants open and close.
+pub const FACT_BYTES: u64 = 5_800;
 
 /// How long a tenant must be unused before it may be closed for the
 /// budget: a tenant in active use is never closed between its requests.
@@ -264,13 +269,28 @@ pub struct Tenants {
     live: ArcSwap<HashMap<String, Arc<Tenant>>>,
     /// Hashes of the metrics tokens.
     metrics: ArcSwap<HashSet<String>>,
-    /// Serializes opening tenants and rereading the token file: the token
-    /// file's time when last read.
-    open: Mutex<Option<std::time::SystemTime>>,
+    /// Serializes changes to the open tenants and rereading the token file.
+    /// Held for bookkeeping only, never while a ledger is replayed: tenants
+    /// open in parallel.
+    open: Mutex<Gate>,
     /// Opens and evictions, under their own lock (read by `/metrics`
     /// without waiting for an open in progress).
     turnover: Mutex<Turnover>,
 }
+
+/// What the `open` lock guards.
+#[derive(Default)]
+struct Gate {
+    /// The token file's time when last read.
+    read_at: Option<std::time::SystemTime>,
+    /// Tenants being opened: the first request for a closed tenant opens it
+    /// outside the lock, and others for the same tenant meanwhile wait on
+    /// its cell (one open per tenant at a time, many tenants at once).
+    opening: HashMap<String, Arc<Opening>>,
+}
+
+/// A tenant being opened, or why it could not be.
+type Opening = std::sync::OnceLock<std::result::Result<Arc<Tenant>, String>>;
 
 /// The token file as read: computed once per change of the file, so a
 /// lookup, `/healthz` and the orphan check each cost one map access.
@@ -346,7 +366,7 @@ impl Tenants {
             registry: ArcSwap::from_pointee(Registry::default()),
             live: ArcSwap::from_pointee(HashMap::new()),
             metrics: ArcSwap::from_pointee(HashSet::new()),
-            open: Mutex::new(None),
+            open: Mutex::new(Gate::default()),
             turnover: Mutex::new(Turnover::default()),
         };
         tenants.reload()?;
@@ -382,7 +402,7 @@ impl Tenants {
     /// are made durable, then it is dropped; its next request opens it
     /// again. Returns how many were closed. Blocks.
     pub fn evict(&self, budget: u64) -> usize {
-        let _open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        let _gate = self.gate();
         let live = self.live.load_full();
         let mut order: Vec<(&Arc<Tenant>, u64)> =
             live.values().map(|t| (t, t.estimated_bytes())).collect();
@@ -487,54 +507,81 @@ impl Tenants {
     }
 
     /// Opens a registered tenant (replaying its ledger) unless it is open,
-    /// and returns it pinned for the request. Blocks: call it on a request
-    /// thread.
+    /// and returns it pinned for the request. The replay runs outside the
+    /// `open` lock, so other tenants open meanwhile; a second request for
+    /// the same tenant waits for the first one's open. Blocks: call it on a
+    /// request thread.
     pub fn open_tenant(&self, name: &str) -> Result<TenantRef> {
-        // The evictor retires and closes under the same lock, so an open
-        // tenant found here is not retired and the pin holds.
-        let _open = self.open.lock().unwrap_or_else(|e| e.into_inner());
-        let now = self.shared.millis();
-        if let Some(t) = self.live.load().get(name) {
-            return t
-                .pin(now)
-                .ok_or_else(|| Error::InvalidState(format!("tenant {name} is closing")));
-        }
         tokens::check_tenant(name)?;
-        let dir = self.data_dir.join("tenants").join(name);
-        let started = std::time::Instant::now();
-        let tenant = Arc::new(
-            Tenant::open(name, &dir, &self.shared)
-                .map_err(|e| Error::InvalidState(format!("tenant {name}: {e}")))?,
-        );
-        let took = started.elapsed();
+        let started = Instant::now();
+        let cell = {
+            // The evictor retires and closes under the same lock, so an
+            // open tenant found here is not retired and the pin holds.
+            let mut gate = self.gate();
+            if let Some(t) = self.live.load().get(name) {
+                return t
+                    .pin(self.shared.millis())
+                    .ok_or_else(|| Error::InvalidState(format!("tenant {name} is closing")));
+            }
+            gate.opening.entry(name.to_owned()).or_default().clone()
+        };
+        let opened = cell.get_or_init(|| {
+            let dir = self.data_dir.join("tenants").join(name);
+            let tenant = Tenant::open(name, &dir, &self.shared).map(Arc::new);
+            self.record_open(name, started.elapsed());
+            tenant.map_err(|e| format!("tenant {name}: {e}"))
+        });
+        let mut gate = self.gate();
+        // The first to get here after the open makes it visible: in the
+        // same critical section the cell leaves `opening` and the tenant
+        // (if it opened) joins the open ones.
+        if gate
+            .opening
+            .get(name)
+            .is_some_and(|c| Arc::ptr_eq(c, &cell))
+        {
+            gate.opening.remove(name);
+            if let Ok(tenant) = opened {
+                let mut live = HashMap::clone(&self.live.load());
+                live.insert(name.to_owned(), tenant.clone());
+                self.live.store(Arc::new(live));
+            }
+        }
+        let tenant = opened
+            .as_ref()
+            .map_err(|e| Error::InvalidState(e.clone()))?;
+        let mut pinned = tenant
+            .pin(self.shared.millis())
+            .ok_or_else(|| Error::InvalidState(format!("tenant {name} is closing")))?;
+        drop(gate);
+        pinned.opened = Some(started.elapsed());
+        Ok(pinned)
+    }
+
+    fn gate(&self) -> std::sync::MutexGuard<'_, Gate> {
+        self.open.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Counts an open and its time (for `/metrics`).
+    fn record_open(&self, name: &str, took: Duration) {
         tracing::info!(
             tenant = name,
             ms = took.as_secs_f64() * 1e3,
             "tenant opened on its first request"
         );
-        let mut live = HashMap::clone(&self.live.load());
-        live.insert(name.to_owned(), tenant.clone());
-        self.live.store(Arc::new(live));
-        {
-            let mut turnover = self.turnover();
-            turnover.opens += 1;
-            let us = u64::try_from(took.as_micros()).unwrap_or(u64::MAX).max(1);
-            turnover
-                .open_us
-                .get_or_insert_with(|| {
-                    // Infallible: 2 significant digits is a valid precision.
-                    hdrhistogram::Histogram::new(2).expect("histogram precision")
-                })
-                .record(us)
-                // Infallible: an auto-resizing histogram takes any u64 a
-                // Duration's µs fit in.
-                .expect("auto-resizing histogram");
-        }
-        let mut pinned = tenant
-            .pin(now)
-            .ok_or_else(|| Error::InvalidState(format!("tenant {name} is closing")))?;
-        pinned.opened = Some(took);
-        Ok(pinned)
+        let mut turnover = self.turnover();
+        turnover.opens += 1;
+        let us = u64::try_from(took.as_micros()).unwrap_or(u64::MAX).max(1);
+        turnover
+            .open_us
+            .get_or_insert_with(|| {
+                // Infallible: 2 significant digits is a valid precision.
+                hdrhistogram::Histogram::new(2).expect("histogram precision")
+            })
+            .record(us)
+            // Infallible: an auto-resizing histogram takes any u64 a
+            // Duration's µs fit in.
+            .expect("auto-resizing histogram");
     }
 
     /// Whether a token opens `GET /metrics` (lock-free).
@@ -546,9 +593,9 @@ impl Tenants {
     /// (opened on their first request), revoked tokens are dropped, and an
     /// open tenant no token names any more is closed once idle. Blocks.
     pub fn reload(&self) -> Result<()> {
-        let mut read_at = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        let mut gate = self.gate();
         let modified = tokens::modified(&self.data_dir);
-        if read_at.is_some() && *read_at == modified {
+        if gate.read_at.is_some() && gate.read_at == modified {
             self.close_orphans();
             return Ok(());
         }
@@ -559,7 +606,7 @@ impl Tenants {
         let names = by_hash.values().cloned().collect();
         self.registry.store(Arc::new(Registry { by_hash, names }));
         self.metrics.store(Arc::new(metrics));
-        *read_at = modified;
+        gate.read_at = modified;
         self.close_orphans();
         Ok(())
     }
