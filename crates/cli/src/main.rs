@@ -3,6 +3,7 @@
 
 mod demo;
 mod eval;
+mod layout;
 mod load;
 mod probes;
 mod repair;
@@ -63,6 +64,11 @@ enum Command {
     /// commit-to-visible. Writes CSV, markdown and a log-log SVG plot under
     /// `--out/<date>-<host>/`.
     Scale(scale::ScaleArgs),
+    /// Storage layouts for many tenants, measured side by side on redb: one
+    /// file per tenant (what `pfm serve` does) against one shared file with
+    /// tenant-prefixed keys (creation, disk, start, one tenant's read,
+    /// durable group commits across tenants, erasure and what it leaves).
+    Layout(layout::LayoutArgs),
     /// Observe a revision chain and print the memory block before and after
     /// each revision (keyed supersession at work).
     Demo(demo::DemoArgs),
@@ -77,6 +83,7 @@ fn main() -> Result<()> {
         Command::Repair(args) => args.run(),
         Command::Eval(args) => args.run(),
         Command::Scale(args) => args.run(),
+        Command::Layout(args) => args.run(),
         Command::Demo(args) => args.run(),
     }
 }

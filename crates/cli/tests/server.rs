@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -123,6 +123,104 @@ fn every_acknowledged_observation_survives_sigkill() {
     }
     // And the server still takes writes after the replay.
     client.observe(keyed("Person0x0", "desk", "after", 1));
+    server.stop();
+}
+
+/// Tenants the many-tenant crash test registers.
+const CRASH_TENANTS: usize = 10_000;
+
+/// SIGKILL with many tenants active: 10,000 tenants registered, clients
+/// writing one keyed observation to each in turn (a tenant's first write
+/// creates its ledger) under a memory budget that keeps closing idle
+/// tenants, so the kill finds tenants open, closing and closed. After a
+/// restart every acknowledged write is in its own tenant, and no tenant
+/// reads another's.
+#[test]
+fn acknowledged_writes_survive_sigkill_across_many_tenants() {
+    let dir = tempdir("crash-many");
+    let names: Vec<String> = (0..CRASH_TENANTS).map(|i| format!("t{i:05}")).collect();
+    let asked: Vec<Option<&str>> = names.iter().map(|n| Some(n.as_str())).collect();
+    let tokens = pfm_server::tokens::create_many(&dir, &asked, jiff::Timestamp::now()).unwrap();
+    let server = Server::start(
+        &dir,
+        &["--observe-rate", "1000000", "--memory-budget", "8MB"],
+    );
+    let value = |t: usize| format!("desk{t}x");
+    let next = AtomicUsize::new(0);
+    // (tenant, fact id) acknowledged.
+    let acked: Mutex<Vec<(usize, u64)>> = Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                let mut mine = Vec::new();
+                loop {
+                    let t = next.fetch_add(1, Ordering::Relaxed);
+                    if t >= CRASH_TENANTS {
+                        break;
+                    }
+                    let body =
+                        serde_json::to_vec(&keyed(&format!("Person{t}"), "desk", &value(t), 1));
+                    match Client::new(&server, Some(&tokens[t])).send(
+                        "POST",
+                        "/v1/observe",
+                        Some(&body.unwrap()),
+                    ) {
+                        Ok((200, r)) => mine.push((t, r["receipts"][0]["fact"].as_u64().unwrap())),
+                        Ok((status, r)) => panic!("tenant {t}: observe answered {status}: {r}"),
+                        // The server is gone: this write was in flight.
+                        Err(_) => break,
+                    }
+                }
+                acked.lock().unwrap().extend(mine);
+            });
+        }
+        // Kill mid-stream, once most tenants have been written to.
+        while next.load(Ordering::Relaxed) < CRASH_TENANTS * 9 / 10 {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        server.sigkill();
+    });
+    server.kill9();
+    let acked = acked.into_inner().unwrap();
+    assert!(
+        acked.len() >= CRASH_TENANTS * 8 / 10,
+        "only {} writes acknowledged before the kill",
+        acked.len()
+    );
+
+    let server = Server::start(&dir, &["--memory-budget", "64MB"]);
+    let next = AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(&(t, fact)) = acked.get(i) else {
+                        break;
+                    };
+                    let own = Client::new(&server, Some(&tokens[t]));
+                    let f = own.ok("GET", &format!("/v1/facts/{fact}"), None);
+                    assert_eq!(f["fact"]["body"]["value"], value(t), "tenant {t}");
+                    assert_eq!(f["fact"]["state"]["status"], "active", "tenant {t}");
+                    // Another tenant's fact of the same id is its own
+                    // (checked for every tenth, each check opening one more).
+                    if t % 10 != 0 {
+                        continue;
+                    }
+                    let other = (t + 1) % CRASH_TENANTS;
+                    let (_, v) = Client::new(&server, Some(&tokens[other])).call(
+                        "GET",
+                        &format!("/v1/facts/{fact}"),
+                        None,
+                    );
+                    assert!(
+                        !v.to_string().contains(&value(t)),
+                        "tenant {other} read {t}'s fact"
+                    );
+                }
+            });
+        }
+    });
     server.stop();
 }
 

@@ -12,6 +12,7 @@
 
 pub mod demo;
 pub mod eval;
+pub mod layout;
 pub mod load;
 pub mod run;
 pub mod scale;

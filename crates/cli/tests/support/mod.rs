@@ -46,6 +46,15 @@ impl Server {
         }
     }
 
+    /// SIGKILL while clients still hold the server; `kill9` reaps it after.
+    pub fn sigkill(&self) {
+        let status = Command::new("kill")
+            .args(["-KILL", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success(), "kill -KILL failed");
+    }
+
     pub fn kill9(mut self) {
         self.child.kill().unwrap();
         self.child.wait().unwrap();
