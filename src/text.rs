@@ -187,7 +187,7 @@ pub fn normalized_tokens(text: &str) -> Vec<String> {
 
 /// Whether a (normalized) token is a stop word.
 ///
-/// A hash-set lookup, not a binary search of [`STOP_WORDS`]: every indexed,
+/// A hash-set lookup, not a binary search of the sorted word list: every indexed,
 /// extracted and restored text asks this of each of its tokens, and the
 /// search's string comparisons were a fifth of a store's restore time.
 pub fn is_stop_word(token: &str) -> bool {
