@@ -47,6 +47,14 @@ pub use loom::sync::Arc as Shared;
 #[cfg(loom)]
 pub use loom::sync::atomic::{AtomicPtr, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 
+/// std's mutex and condition variable, or loom's under `--cfg loom`.
+#[cfg(not(loom))]
+pub use std::sync::{Condvar, Mutex, MutexGuard};
+
+/// Loom's mutex and condition variable (see the normal build's).
+#[cfg(loom)]
+pub use loom::sync::{Condvar, Mutex, MutexGuard};
+
 /// Thread handles, parking and yielding.
 pub mod thread {
     #[cfg(not(loom))]
@@ -459,6 +467,9 @@ pub mod fault {
         /// A request looks at its tenant's retired flag, then pins it, as
         /// two steps.
         CheckThenPin,
+        /// An open's flight is removed, then what it opened is published,
+        /// in two critical sections.
+        RemoveThenPublish,
     }
 
     // Per OS thread: loom runs a model's threads as coroutines on the thread

@@ -25,7 +25,7 @@ use super::{files, tokens};
 use crate::durable::DurableLedger;
 use pfm::config::Config;
 use pfm::error::{Error, Result};
-use pfm_serve::{Host, Pin, Residency, Runtime, ServeOptions};
+use pfm_serve::{Host, Locked, Opening, Pin, Residency, Runtime, ServeOptions};
 
 /// How each tenant's store is served.
 #[derive(Clone, Debug)]
@@ -80,6 +80,10 @@ pub const FACT_BYTES: u64 = 5_800;
 /// How long a tenant must be unused before it may be closed for the
 /// budget: a tenant in active use is never closed between its requests.
 pub const MIN_IDLE: Duration = Duration::from_secs(2);
+
+/// Opens a request tries before it gives up on a tenant that keeps being
+/// closed under it.
+const OPEN_TRIES: usize = 3;
 
 /// How often the budget is checked.
 const EVICT_EVERY: Duration = Duration::from_millis(500);
@@ -265,32 +269,27 @@ pub struct Tenants {
     shared: Shared,
     /// Every registered tenant, as the token file last said.
     registry: ArcSwap<Registry>,
-    /// Open tenants by name (read lock-free by [`Tenants::lookup`]).
+    /// Open tenants by name (read lock-free by [`Tenants::lookup`];
+    /// replaced only under the `open` lock).
     live: ArcSwap<HashMap<String, Arc<Tenant>>>,
     /// Hashes of the metrics tokens.
     metrics: ArcSwap<HashSet<String>>,
-    /// Serializes changes to the open tenants and rereading the token file.
-    /// Held for bookkeeping only, never while a ledger is replayed: tenants
-    /// open in parallel.
-    open: Mutex<Gate>,
+    /// Serializes changes to the open tenants and rereading the token
+    /// file, and runs each open once (`pfm_serve::opening`): held for
+    /// bookkeeping only, never while a ledger is replayed, so tenants open
+    /// in parallel.
+    open: Opening<Gate, Arc<Tenant>>,
     /// Opens and evictions, under their own lock (read by `/metrics`
     /// without waiting for an open in progress).
     turnover: Mutex<Turnover>,
 }
 
-/// What the `open` lock guards.
+/// What the `open` lock guards besides the open tenants.
 #[derive(Default)]
 struct Gate {
     /// The token file's time when last read.
     read_at: Option<std::time::SystemTime>,
-    /// Tenants being opened: the first request for a closed tenant opens it
-    /// outside the lock, and others for the same tenant meanwhile wait on
-    /// its cell (one open per tenant at a time, many tenants at once).
-    opening: HashMap<String, Arc<Opening>>,
 }
-
-/// A tenant being opened, or why it could not be.
-type Opening = std::sync::OnceLock<std::result::Result<Arc<Tenant>, String>>;
 
 /// The token file as read: computed once per change of the file, so a
 /// lookup, `/healthz` and the orphan check each cost one map access.
@@ -366,7 +365,7 @@ impl Tenants {
             registry: ArcSwap::from_pointee(Registry::default()),
             live: ArcSwap::from_pointee(HashMap::new()),
             metrics: ArcSwap::from_pointee(HashSet::new()),
-            open: Mutex::new(Gate::default()),
+            open: Opening::default(),
             turnover: Mutex::new(Turnover::default()),
         };
         tenants.reload()?;
@@ -514,52 +513,39 @@ impl Tenants {
     pub fn open_tenant(&self, name: &str) -> Result<TenantRef> {
         tokens::check_tenant(name)?;
         let started = Instant::now();
-        let cell = {
-            // The evictor retires and closes under the same lock, so an
-            // open tenant found here is not retired and the pin holds.
-            let mut gate = self.gate();
-            if let Some(t) = self.live.load().get(name) {
-                return t
-                    .pin(self.shared.millis())
-                    .ok_or_else(|| Error::InvalidState(format!("tenant {name} is closing")));
-            }
-            gate.opening.entry(name.to_owned()).or_default().clone()
-        };
-        let opened = cell.get_or_init(|| {
-            let dir = self.data_dir.join("tenants").join(name);
-            let tenant = Tenant::open(name, &dir, &self.shared).map(Arc::new);
-            self.record_open(name, started.elapsed());
-            tenant.map_err(|e| format!("tenant {name}: {e}"))
-        });
-        let mut gate = self.gate();
-        // The first to get here after the open makes it visible: in the
-        // same critical section the cell leaves `opening` and the tenant
-        // (if it opened) joins the open ones.
-        if gate
-            .opening
-            .get(name)
-            .is_some_and(|c| Arc::ptr_eq(c, &cell))
-        {
-            gate.opening.remove(name);
-            if let Ok(tenant) = opened {
-                let mut live = HashMap::clone(&self.live.load());
-                live.insert(name.to_owned(), tenant.clone());
-                self.live.store(Arc::new(live));
+        // A tenant the evictor retires between its open and the pin below
+        // (idle for MIN_IDLE first, so hardly ever) is opened again.
+        for _ in 0..OPEN_TRIES {
+            let tenant = self
+                .open
+                .open(
+                    name,
+                    |_| self.live.load().get(name).cloned(),
+                    || {
+                        let dir = self.data_dir.join("tenants").join(name);
+                        let tenant = Tenant::open(name, &dir, &self.shared).map(Arc::new);
+                        self.record_open(name, started.elapsed());
+                        tenant.map_err(|e| format!("tenant {name}: {e}"))
+                    },
+                    |_, tenant| {
+                        let mut live = HashMap::clone(&self.live.load());
+                        live.insert(name.to_owned(), tenant.clone());
+                        self.live.store(Arc::new(live));
+                    },
+                )
+                .map_err(Error::InvalidState)?;
+            if let Some(mut pinned) = tenant.pin(self.shared.millis()) {
+                pinned.opened = Some(started.elapsed());
+                return Ok(pinned);
             }
         }
-        let tenant = opened
-            .as_ref()
-            .map_err(|e| Error::InvalidState(e.clone()))?;
-        let mut pinned = tenant
-            .pin(self.shared.millis())
-            .ok_or_else(|| Error::InvalidState(format!("tenant {name} is closing")))?;
-        drop(gate);
-        pinned.opened = Some(started.elapsed());
-        Ok(pinned)
+        Err(Error::InvalidState(format!(
+            "tenant {name} is being closed: retry the request"
+        )))
     }
 
-    fn gate(&self) -> std::sync::MutexGuard<'_, Gate> {
-        self.open.lock().unwrap_or_else(|e| e.into_inner())
+    fn gate(&self) -> Locked<'_, Gate, Arc<Tenant>> {
+        self.open.lock()
     }
 
     /// Counts an open and its time (for `/metrics`).
