@@ -417,6 +417,7 @@ fn metrics_need_their_own_token_files_are_private_and_revocation_is_live() {
         assert_eq!(mode(&dir.join("tenants/alice")), 0o700);
         assert_eq!(mode(&dir.join("tenants/alice/ledger.redb")), 0o600);
         assert_eq!(mode(&dir.join("tokens.json")), 0o600);
+        assert_eq!(mode(&dir.join("tokens.lock")), 0o600);
     }
 
     let listed = pfm(&["token", "list"], &dir);

@@ -155,6 +155,7 @@ pub fn create_many(
     crate::files::private_dir(data_dir)?;
     let random = Path::new("/dev/urandom");
     let mut source = std::fs::File::open(random).map_err(Error::io(random))?;
+    let _lock = edit_lock(data_dir)?;
     let mut file = read(data_dir)?;
     let created = now.to_string();
     let mut out = Vec::with_capacity(tenants.len());
@@ -185,6 +186,7 @@ pub fn create_many(
 /// tenant; returns the revoked entries. A running server stops accepting
 /// them within a second.
 pub fn revoke(data_dir: &Path, id: Option<&str>, tenant: Option<&str>) -> Result<Vec<TokenEntry>> {
+    let _lock = edit_lock(data_dir)?;
     let mut file = read(data_dir)?;
     let (revoked, kept): (Vec<_>, Vec<_>) = match (id, tenant) {
         (Some(id), None) => {
@@ -226,6 +228,22 @@ pub fn revoke(data_dir: &Path, id: Option<&str>, tenant: Option<&str>) -> Result
     Ok(revoked)
 }
 
+/// Holds `<data-dir>/tokens.lock` exclusively (an OS file lock, released
+/// when the returned file is dropped, or when its process dies) around a
+/// read-modify-write of the token file: two `pfm token create`s, or a
+/// `pfm load --tenants` beside them, would otherwise each write the file
+/// they read and lose the other's token.
+fn edit_lock(data_dir: &Path) -> Result<std::fs::File> {
+    let path = data_dir.join("tokens.lock");
+    let mut options = std::fs::OpenOptions::new();
+    options.create(true).truncate(false).write(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let file = options.open(&path).map_err(Error::io(&path))?;
+    file.lock().map_err(Error::io(&path))?;
+    Ok(file)
+}
+
 /// Replaces the token file atomically, readable by its owner only.
 fn write(data_dir: &Path, file: &TokenFile) -> Result<()> {
     let target = path(data_dir);
@@ -241,4 +259,40 @@ pub fn modified(data_dir: &Path) -> Option<std::time::SystemTime> {
     std::fs::metadata(path(data_dir))
         .and_then(|m| m.modified())
         .ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Creates from many threads at once (each its own read-modify-write of
+    /// the file) lose no token.
+    #[test]
+    fn concurrent_creates_lose_no_token() {
+        let dir = std::env::temp_dir().join(format!("pfm-tokens-race-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let tokens: Vec<String> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..8)
+                .map(|t| {
+                    let dir = &dir;
+                    s.spawn(move || {
+                        (0..10)
+                            .map(|i| {
+                                let name = format!("t{t}n{i}");
+                                create(dir, Some(&name), jiff::Timestamp::now()).unwrap()
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap())
+                .collect()
+        });
+        let (by_hash, _) = load(&dir).unwrap();
+        assert_eq!(by_hash.len(), 80);
+        assert!(tokens.iter().all(|t| by_hash.contains_key(&hash(t))));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
