@@ -187,9 +187,10 @@ pub fn normalized_tokens(text: &str) -> Vec<String> {
 
 /// Whether a (normalized) token is a stop word.
 ///
-/// A hash-set lookup, not a binary search of the sorted word list: every indexed,
-/// extracted and restored text asks this of each of its tokens, and the
-/// search's string comparisons were a fifth of a store's restore time.
+/// A hash-set lookup, not a binary search of the sorted word list: every
+/// indexed, extracted and restored text asks this of each of its tokens,
+/// and the search's string comparisons were a fifth of a store's restore
+/// time.
 pub fn is_stop_word(token: &str) -> bool {
     static SET: std::sync::LazyLock<rustc_hash::FxHashSet<&'static str>> =
         std::sync::LazyLock::new(|| STOP_WORDS.iter().copied().collect());
@@ -231,8 +232,9 @@ pub fn contains_tokens<S: AsRef<str>, T: AsRef<str>>(hay: &[S], needle: &[T]) ->
 }
 
 /// English stop words (NLTK's list plus a few conversational fillers), sorted
-/// (a test keeps them so, which keeps duplicates out). Function words only: anything that can carry a slot value
-/// (numbers, months, `room`) or a name is deliberately absent.
+/// (a test keeps them so, which keeps duplicates out). Function words only:
+/// anything that can carry a slot value (numbers, months, `room`) or a name
+/// is deliberately absent.
 const STOP_WORDS: &[&str] = &[
     "a",
     "about",

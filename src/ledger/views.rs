@@ -199,19 +199,21 @@ impl Ledger {
                 expected_names.entry(n).or_default().insert(f.id());
             }
             if f.state.is_current() {
-                let stale = |s: &admission::Signature| {
-                    signatures
-                        && *s
-                            != admission::Signature::of(
+                let fresh = |s: &&admission::Signature| {
+                    !signatures
+                        || **s
+                            == admission::Signature::of(
                                 &f.body.text,
                                 &text::normalize(&f.body.text),
                             )
                 };
-                let text_hash = match self.signatures.get(&f.id()) {
-                    Some(s) if !stale(s) => s.text,
-                    _ => return Err(format!("{} has no or a stale admission signature", f.id())),
+                let Some(signature) = self.signatures.get(&f.id()).filter(fresh) else {
+                    return Err(format!("{} has no or a stale admission signature", f.id()));
                 };
-                expected_hash.entry(text_hash).or_default().insert(f.id());
+                expected_hash
+                    .entry(signature.text)
+                    .or_default()
+                    .insert(f.id());
                 if let Some(key) = &f.body.key
                     && self.active_by_key.get(key) != Some(&f.id())
                 {

@@ -71,10 +71,16 @@ pub struct LayoutReport {
     pub left_after_compact: Option<bool>,
 }
 
+/// The text that names a row: what an erasure check looks for.
+fn marker(tenant: u32, fact: u64) -> String {
+    format!("marker{tenant}x{fact} ")
+}
+
 /// A ledger-sized row (~400 bytes of JSON) naming its tenant and fact.
 fn row(tenant: u32, fact: u64) -> Vec<u8> {
     format!(
-        "{{\"id\":{fact},\"body\":{{\"text\":\"marker{tenant}x{fact} moved the quarterly planning review to the larger room on the third floor\",\"entities\":[\"ent{fact}\"],\"participants\":[\"user{tenant}\"],\"key\":null}},\"state\":{{\"status\":\"active\",\"intervals\":[{{\"from\":1700000000000,\"to\":null}}],\"last_observed\":1700000000000,\"usage\":0}},\"observed_at\":1700000000000}}"
+        "{{\"id\":{fact},\"body\":{{\"text\":\"{}moved the quarterly planning review to the larger room on the third floor\",\"entities\":[\"ent{fact}\"],\"participants\":[\"user{tenant}\"],\"key\":null}},\"state\":{{\"status\":\"active\",\"intervals\":[{{\"from\":1700000000000,\"to\":null}}],\"last_observed\":1700000000000,\"usage\":0}},\"observed_at\":1700000000000}}",
+        marker(tenant, fact)
     )
     .into_bytes()
 }
@@ -122,12 +128,27 @@ fn holds(dir: &Path, needle: &[u8]) -> bool {
         })
 }
 
-/// Tenants spread over the range for the samples.
-fn sample_tenants(options: &LayoutOptions) -> Vec<u32> {
+/// The time (µs) `read(t)` takes to read one tenant's rows, for `samples`
+/// tenants spread over the range; each read must find every row.
+fn read_times(
+    options: &LayoutOptions,
+    mut read: impl FnMut(u32) -> Result<usize>,
+) -> Result<Quantiles> {
     let step = (options.tenants / options.samples.max(1) as u32).max(1);
-    (0..options.samples as u32)
-        .map(|i| (i * step) % options.tenants)
-        .collect()
+    let mut times = Vec::with_capacity(options.samples);
+    for i in 0..options.samples as u32 {
+        let t = (i * step) % options.tenants;
+        let started = Instant::now();
+        let rows = read(t)?;
+        times.push(started.elapsed().as_micros() as u64);
+        if rows as u64 != options.rows {
+            return Err(Error::InvalidState(format!(
+                "tenant {t}: {rows} rows read back, {} written",
+                options.rows
+            )));
+        }
+    }
+    Ok(quantiles_of(times))
 }
 
 fn per_tenant(options: &LayoutOptions, progress: &dyn Fn(&str)) -> Result<LayoutReport> {
@@ -154,25 +175,15 @@ fn per_tenant(options: &LayoutOptions, progress: &dyn Fn(&str)) -> Result<Layout
         commit(txn, false)?;
     }
     let create_secs = started.elapsed().as_secs_f64();
-    let samples = sample_tenants(options);
-    let open_tenant_us = quantiles_of(
-        samples
-            .iter()
-            .map(|&t| -> Result<u64> {
-                let started = Instant::now();
-                let db = Database::open(path(t)).map_err(|e| storage("open", e))?;
-                let txn = db.begin_read().map_err(|e| storage("read", e))?;
-                let table = txn
-                    .open_table(PER_TENANT)
-                    .map_err(|e| storage("table", e))?;
-                let n = redb::ReadableTable::iter(&table)
-                    .map_err(|e| storage("iter", e))?
-                    .count();
-                debug_assert_eq!(n as u64, options.rows);
-                Ok(started.elapsed().as_micros() as u64)
-            })
-            .collect::<Result<_>>()?,
-    );
+    let open_tenant_us = read_times(options, |t| {
+        let db = Database::open(path(t)).map_err(|e| storage("open", e))?;
+        let txn = db.begin_read().map_err(|e| storage("read", e))?;
+        let table = txn
+            .open_table(PER_TENANT)
+            .map_err(|e| storage("table", e))?;
+        let rows = redb::ReadableTable::iter(&table).map_err(|e| storage("iter", e))?;
+        Ok(rows.count())
+    })?;
     // The group's files are open, as a serving tenant's is.
     let mut group_us = Vec::new();
     for s in 0..options.samples {
@@ -213,7 +224,7 @@ fn per_tenant(options: &LayoutOptions, progress: &dyn Fn(&str)) -> Result<Layout
         open_tenant_us,
         group_commit_us: quantiles_of(group_us),
         erase_us,
-        erased_text_left: holds(&dir, format!("marker{victim}x0 ").as_bytes()),
+        erased_text_left: holds(&dir, marker(victim, 0).as_bytes()),
         compact_us: None,
         left_after_compact: None,
     })
@@ -248,22 +259,13 @@ fn shared(options: &LayoutOptions, progress: &dyn Fn(&str)) -> Result<LayoutRepo
     let started = Instant::now();
     let mut db = Database::open(&path).map_err(|e| storage("open", e))?;
     let start_us = started.elapsed().as_secs_f64() * 1e6;
-    let samples = sample_tenants(options);
-    let open_tenant_us = quantiles_of(
-        samples
-            .iter()
-            .map(|&t| -> Result<u64> {
-                let started = Instant::now();
-                let txn = db.begin_read().map_err(|e| storage("read", e))?;
-                let table = txn.open_table(SHARED).map_err(|e| storage("table", e))?;
-                let n = redb::ReadableTable::range(&table, (t, 0)..(t + 1, 0))
-                    .map_err(|e| storage("range", e))?
-                    .count();
-                debug_assert_eq!(n as u64, options.rows);
-                Ok(started.elapsed().as_micros() as u64)
-            })
-            .collect::<Result<_>>()?,
-    );
+    let open_tenant_us = read_times(options, |t| {
+        let txn = db.begin_read().map_err(|e| storage("read", e))?;
+        let table = txn.open_table(SHARED).map_err(|e| storage("table", e))?;
+        let rows = redb::ReadableTable::range(&table, (t, 0)..(t + 1, 0))
+            .map_err(|e| storage("range", e))?;
+        Ok(rows.count())
+    })?;
     let mut group_us = Vec::new();
     for s in 0..options.samples {
         let first = (s as u32 * options.group) % options.tenants;
@@ -293,7 +295,7 @@ fn shared(options: &LayoutOptions, progress: &dyn Fn(&str)) -> Result<LayoutRepo
     }
     commit(txn, true)?;
     let erase_us = started.elapsed().as_secs_f64() * 1e6;
-    let needle = format!("marker{victim}x0 ");
+    let needle = marker(victim, 0);
     let erased_text_left = holds(&dir, needle.as_bytes());
     let started = Instant::now();
     db.compact().map_err(|e| storage("compact", e))?;

@@ -96,10 +96,22 @@ const OTHERS: &str = "(others)";
 
 fn render(open: &[Arc<Tenant>], registered: usize, top: usize) -> String {
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "# HELP pfm_tenants registered tenants\n# TYPE pfm_tenants gauge\npfm_tenants {registered}\n# HELP pfm_open_tenants tenants open in memory\n# TYPE pfm_open_tenants gauge\npfm_open_tenants {}",
-        open.len()
+    scalars(
+        &mut out,
+        &[
+            (
+                "pfm_tenants",
+                "gauge",
+                "registered tenants",
+                registered as u64,
+            ),
+            (
+                "pfm_open_tenants",
+                "gauge",
+                "tenants open in memory",
+                open.len() as u64,
+            ),
+        ],
     );
     let mut ranked: Vec<(u64, &Arc<Tenant>)> = open.iter().map(|t| (activity(t), t)).collect();
     ranked.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.name.cmp(&b.1.name)));
@@ -198,7 +210,7 @@ fn process() -> Option<(u64, u64)> {
 /// The host's series: tenant opens and evictions, open times, and the
 /// process's memory and threads.
 fn render_host(out: &mut String, stats: &OpenStats, process: Option<(u64, u64)>) {
-    let mut series = vec![
+    let mut series: Vec<Scalar> = vec![
         (
             "pfm_tenant_opens_total",
             "counter",
@@ -226,12 +238,7 @@ fn render_host(out: &mut String, stats: &OpenStats, process: Option<(u64, u64)>)
             threads,
         ));
     }
-    for (name, kind, help, value) in series {
-        let _ = writeln!(
-            out,
-            "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}"
-        );
-    }
+    scalars(out, &series);
     let name = "pfm_tenant_open_seconds";
     let _ = writeln!(
         out,
@@ -245,6 +252,18 @@ fn render_host(out: &mut String, stats: &OpenStats, process: Option<(u64, u64)>)
         );
     }
     let _ = writeln!(out, "{name}_count {}", stats.opens);
+}
+
+/// An unlabelled series: name, type, help, value.
+type Scalar = (&'static str, &'static str, &'static str, u64);
+
+fn scalars(out: &mut String, series: &[Scalar]) {
+    for (name, kind, help, value) in series {
+        let _ = writeln!(
+            out,
+            "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}"
+        );
+    }
 }
 
 /// An exported counter: name, help, and how to read it.

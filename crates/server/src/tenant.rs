@@ -301,15 +301,14 @@ struct Registry {
     names: HashSet<String>,
 }
 
-/// Opens and closes since start, for `/metrics` (written under the
-/// `open` lock, which every open and close holds).
+/// Opens and closes since start, for `/metrics` (under a lock of their
+/// own: opens record here from outside the `open` lock).
 #[derive(Default)]
 struct Turnover {
-    /// Tenants opened (first requests since start or since eviction).
-    opens: u64,
     /// Tenants closed for the memory budget.
     evictions: u64,
-    /// Open times, µs (auto-resizing: most opens take milliseconds).
+    /// Every open's time, µs (auto-resizing: most opens take milliseconds);
+    /// its count is the number of opens.
     open_us: Option<hdrhistogram::Histogram<u64>>,
 }
 
@@ -449,7 +448,7 @@ impl Tenants {
             [h.value_at_quantile(0.5), h.value_at_quantile(0.99), h.max()]
         };
         OpenStats {
-            opens: t.opens,
+            opens: t.open_us.as_ref().map_or(0, |h| h.len()),
             evictions: t.evictions,
             open_us: t.open_us.as_ref().map(q).unwrap_or_default(),
         }
@@ -556,7 +555,6 @@ impl Tenants {
             "tenant opened on its first request"
         );
         let mut turnover = self.turnover();
-        turnover.opens += 1;
         let us = u64::try_from(took.as_micros()).unwrap_or(u64::MAX).max(1);
         turnover
             .open_us

@@ -268,6 +268,26 @@ fn registered_tenants(client: &Client) -> Result<u64> {
     Ok(health["tenants"].as_u64().unwrap_or(0))
 }
 
+/// How long the server may take to reread its token file.
+const TOKEN_WAIT: Duration = Duration::from_secs(60);
+
+/// Polls `done` every 100 ms until it holds; after [`TOKEN_WAIT`], fails
+/// with `why` (and the wait).
+fn wait_until(mut done: impl FnMut() -> Result<bool>, why: impl FnOnce() -> String) -> Result<()> {
+    let started = Instant::now();
+    while !done()? {
+        if started.elapsed() > TOKEN_WAIT {
+            return Err(Error::ShutDown(format!(
+                "{} within {} s",
+                why(),
+                TOKEN_WAIT.as_secs()
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Ok(())
+}
+
 /// Registers the tenants and waits until the server has taken them;
 /// `metrics` is a metrics token the server already takes.
 fn register(options: &TenantsLoadOptions, client: &Client, metrics: String) -> Result<Fleet> {
@@ -288,16 +308,15 @@ fn register(options: &TenantsLoadOptions, client: &Client, metrics: String) -> R
     let asked: Vec<Option<&str>> = names.iter().map(|n| Some(n.as_str())).collect();
     let tokens =
         pfm_server::tokens::create_many(&options.data_dir, &asked, jiff::Timestamp::now())?;
-    let started = Instant::now();
-    while registered_tenants(client)? < want {
-        if started.elapsed() > Duration::from_secs(60) {
-            return Err(Error::ShutDown(format!(
-                "the server at {} did not take the new tokens within 60 s",
+    wait_until(
+        || Ok(registered_tenants(client)? >= want),
+        || {
+            format!(
+                "the server at {} did not take the new tokens",
                 options.target
-            )));
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
+            )
+        },
+    )?;
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(options.seed);
     let (lo, hi) = options.facts;
     let facts = (0..options.tenants)
@@ -447,17 +466,16 @@ pub fn run(
 
     // 1. Register, after a metrics token for the "before" sample.
     let metrics = pfm_server::tokens::create(&options.data_dir, None, jiff::Timestamp::now())?;
-    let started = Instant::now();
-    while client.get(Some(&metrics), "/metrics").is_err() {
-        if started.elapsed() > Duration::from_secs(60) {
-            return Err(Error::ShutDown(format!(
+    wait_until(
+        || Ok(client.get(Some(&metrics), "/metrics").is_ok()),
+        || {
+            format!(
                 "no /metrics from {} with a token written to {}: is it the server's --data-dir?",
                 options.target,
                 options.data_dir.display()
-            )));
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
+            )
+        },
+    )?;
     let before = parse_metrics(&client.get(Some(&metrics), "/metrics")?);
     progress(&format!("registering {} tenants", options.tenants));
     let started = Instant::now();
