@@ -67,6 +67,14 @@ const REQUESTS: TableDefinition<&str, &[u8]> = TableDefinition::new("requests");
 /// The on-disk format this build writes and reads.
 pub const FORMAT: u64 = 1;
 
+/// The page cache each open ledger file keeps (redb's default is 1 GiB).
+/// The ledger is read whole once, on open, and afterwards only written, so
+/// a cache the size of the file would only duplicate in the heap what the
+/// OS page cache already holds: measured at 1,000 facts, the default kept
+/// 0.63 MB per open tenant (~23% of its store), 64 KiB keeps 0.12 MB, and
+/// batched writes got faster, not slower (less cache to maintain).
+const CACHE_BYTES: usize = 64 * 1024;
+
 /// The ledger file inside a data directory.
 pub const FILE: &str = "ledger.redb";
 
@@ -177,6 +185,7 @@ fn storage(path: &Path, what: &str, e: impl std::fmt::Display) -> Error {
 
 fn open_db(disk: &dyn Disk, path: &Path) -> Result<Database> {
     let mut builder = Database::builder();
+    builder.set_cache_size(CACHE_BYTES);
     let shown = path.display().to_string();
     builder.set_repair_callback(move |session| {
         tracing::warn!(file = %shown, progress = session.progress(), "repairing the ledger file after an unclean shutdown");
