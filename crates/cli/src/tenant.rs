@@ -1,12 +1,11 @@
 //! `pfm tenant`: the tenants of a `pfm serve` data directory.
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
-use pfm_server::{durable, tokens};
+use pfm_server::{durable, lifecycle, tokens};
 
 #[derive(Args)]
 pub struct TenantArgs {
@@ -54,37 +53,6 @@ enum TenantAction {
     },
 }
 
-/// Tenant name → (tokens, ledger directory if any).
-fn tenants(data_dir: &Path) -> Result<BTreeMap<String, (usize, Option<PathBuf>)>> {
-    let mut out: BTreeMap<String, (usize, Option<PathBuf>)> = BTreeMap::new();
-    for t in tokens::list(data_dir)? {
-        if t.scope == tokens::Scope::Tenant {
-            out.entry(t.tenant.clone()).or_default().0 += 1;
-        }
-    }
-    let root = data_dir.join("tenants");
-    if let Ok(dirs) = std::fs::read_dir(&root) {
-        for dir in dirs.flatten() {
-            let name = dir.file_name().to_string_lossy().into_owned();
-            if tokens::check_tenant(&name).is_ok() && dir.path().is_dir() {
-                out.entry(name).or_default().1 = Some(dir.path());
-            }
-        }
-    }
-    Ok(out)
-}
-
-fn bytes_under(dir: &Path) -> u64 {
-    std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| e.metadata().ok())
-        .filter(|m| m.is_file())
-        .map(|m| m.len())
-        .sum()
-}
-
 impl TenantArgs {
     pub fn run(self) -> Result<()> {
         match self.action {
@@ -93,25 +61,14 @@ impl TenantArgs {
                 ordering,
                 data_dir,
             } => {
-                tokens::check_tenant(&tenant)?;
-                if tenants(&data_dir)?.contains_key(&tenant) {
+                let Some(token) =
+                    lifecycle::create(&data_dir, &tenant, ordering, jiff::Timestamp::now())?
+                else {
                     bail!(
                         "tenant {tenant} exists in {}: `pfm token create --tenant {tenant}` gives it another token",
                         data_dir.display()
                     );
-                }
-                pfm_server::files::private_dir(&data_dir)?;
-                pfm_server::files::private_dir(&data_dir.join("tenants"))?;
-                let dir = data_dir.join("tenants").join(&tenant);
-                let config = pfm::Config {
-                    ordering,
-                    ..pfm::Config::default()
                 };
-                // The ledger records its ordering with its first write.
-                let (store, memory) = durable::DurableLedger::open(&dir, config)?;
-                store.write(&durable::Batch::full(&memory))?;
-                drop((store, memory));
-                let token = tokens::create(&data_dir, Some(&tenant), jiff::Timestamp::now())?;
                 eprintln!(
                     "created tenant {tenant} ({ordering:?} ordering) in {} with a token (shown once; only its hash is stored):",
                     data_dir.display()
@@ -120,8 +77,8 @@ impl TenantArgs {
             }
             TenantAction::List { data_dir } => {
                 println!("{:<24}{:>8}{:>14}", "tenant", "tokens", "ledger bytes");
-                for (name, (n, dir)) in tenants(&data_dir)? {
-                    let bytes = dir.as_deref().map_or(0, bytes_under);
+                for t in lifecycle::list(&data_dir)? {
+                    let (name, n, bytes) = (&t.name, t.tokens, t.ledger_bytes());
                     println!("{name:<24}{n:>8}{bytes:>14}");
                 }
             }
@@ -130,8 +87,9 @@ impl TenantArgs {
                 data_dir,
                 wait_secs,
             } => {
-                tokens::check_tenant(&tenant)?;
-                let Some((n, dir)) = tenants(&data_dir)?.remove(&tenant) else {
+                let Some(lifecycle::TenantInfo { tokens: n, dir, .. }) =
+                    lifecycle::find(&data_dir, &tenant)?
+                else {
                     bail!(
                         "no tenant {tenant} in {}: see `pfm tenant list`",
                         data_dir.display()
@@ -153,8 +111,7 @@ impl TenantArgs {
                         }
                         std::thread::sleep(Duration::from_millis(100));
                     }
-                    std::fs::remove_dir_all(&dir)
-                        .map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?;
+                    lifecycle::remove_data(&dir)?;
                     eprintln!("deleted {} and everything under it", dir.display());
                 }
             }

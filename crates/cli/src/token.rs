@@ -14,15 +14,21 @@ pub struct TokenArgs {
 #[derive(Subcommand)]
 enum TokenAction {
     /// Create a bearer token for a tenant (creating the tenant if new), or
-    /// with --metrics one that opens only GET /metrics, and print it; only
-    /// its SHA-256 is stored. A running server accepts it within a second.
+    /// with --metrics one that opens only GET /metrics, or with --admin one
+    /// that opens only the tenant lifecycle API (/v1/tenants, /v1/tokens),
+    /// and print it; only its SHA-256 is stored. A running server accepts
+    /// it within a second.
     Create {
         /// The tenant: 1 to 64 characters of a-z, 0-9, '-', '_'.
-        #[arg(long, required_unless_present = "metrics", conflicts_with = "metrics")]
+        #[arg(long, required_unless_present_any = ["metrics", "admin"], conflicts_with_all = ["metrics", "admin"])]
         tenant: Option<String>,
         /// A metrics token (for Prometheus) instead of a tenant's.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "admin")]
         metrics: bool,
+        /// An admin token: creates, lists and deletes tenants and their
+        /// tokens over HTTP; opens no tenant's memory.
+        #[arg(long)]
+        admin: bool,
         /// The server's data directory.
         #[arg(long, default_value = "pfm-data")]
         data_dir: PathBuf,
@@ -56,12 +62,21 @@ impl TokenArgs {
         use pfm_server::tokens;
         match self.action {
             TokenAction::Create {
-                tenant, data_dir, ..
+                tenant,
+                admin,
+                data_dir,
+                ..
             } => {
-                let token = tokens::create(&data_dir, tenant.as_deref(), jiff::Timestamp::now())?;
-                let what = match &tenant {
-                    Some(t) => format!("tenant {t}"),
-                    None => "metrics".to_owned(),
+                let grant = match (&tenant, admin) {
+                    (Some(t), _) => tokens::Grant::Tenant(t),
+                    (None, true) => tokens::Grant::Admin,
+                    (None, false) => tokens::Grant::Metrics,
+                };
+                let token = tokens::create(&data_dir, grant, jiff::Timestamp::now())?;
+                let what = match grant {
+                    tokens::Grant::Tenant(t) => format!("tenant {t}"),
+                    tokens::Grant::Metrics => "metrics".to_owned(),
+                    tokens::Grant::Admin => "admin".to_owned(),
                 };
                 eprintln!(
                     "created a {what} token in {} (shown once; only its hash is stored):",
@@ -72,10 +87,7 @@ impl TokenArgs {
             TokenAction::List { data_dir } => {
                 println!("{:<14}{:<9}{:<24}created", "id", "scope", "tenant");
                 for t in tokens::list(&data_dir)? {
-                    let scope = match t.scope {
-                        tokens::Scope::Tenant => "tenant",
-                        tokens::Scope::Metrics => "metrics",
-                    };
+                    let scope = t.scope.name();
                     println!("{:<14}{scope:<9}{:<24}{}", t.id(), t.tenant, t.created);
                 }
             }

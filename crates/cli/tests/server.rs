@@ -2,16 +2,16 @@
 //! crash safety (SIGKILL mid-stream), tenant isolation, erasure, bad input.
 
 use std::collections::HashMap;
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use pfm_server::tokens::Grant;
 use serde_json::json;
 
 mod support;
 
-use support::{Client, Server, keyed, metrics, pfm, tempdir, token};
+use support::{Client, Server, grep, keyed, metrics, pfm, tempdir, token};
 
 /// Sends observations from several clients until SIGKILL, restarts, and
 /// checks every acknowledged observation against a model: each client owns
@@ -139,7 +139,7 @@ const CRASH_TENANTS: usize = 10_000;
 fn acknowledged_writes_survive_sigkill_across_many_tenants() {
     let dir = tempdir("crash-many");
     let names: Vec<String> = (0..CRASH_TENANTS).map(|i| format!("t{i:05}")).collect();
-    let asked: Vec<Option<&str>> = names.iter().map(|n| Some(n.as_str())).collect();
+    let asked: Vec<Grant> = names.iter().map(|n| Grant::Tenant(n)).collect();
     let tokens = pfm_server::tokens::create_many(&dir, &asked, jiff::Timestamp::now()).unwrap();
     let server = Server::start(
         &dir,
@@ -603,17 +603,6 @@ fn erased_text_never_comes_back() {
     let server = Server::start(&dir, &[]);
     check(&Client::new(&server, Some(&tok)));
     server.stop();
-}
-
-fn grep(dir: &Path, needle: &str) -> bool {
-    std::fs::read_dir(dir).unwrap().any(|e| {
-        let path = e.unwrap().path();
-        if path.is_dir() {
-            return grep(&path, needle);
-        }
-        let bytes = std::fs::read(&path).unwrap();
-        bytes.windows(needle.len()).any(|w| w == needle.as_bytes())
-    })
 }
 
 #[test]

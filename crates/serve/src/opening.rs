@@ -50,6 +50,15 @@ impl<S: Default, V> Default for Opening<S, V> {
 /// The caller's state, locked (no open can publish meanwhile).
 pub struct Locked<'a, S, V>(MutexGuard<'a, Inner<S, V>>);
 
+impl<S, V> Locked<'_, S, V> {
+    /// Whether an open of `name` is in flight (a caller that removes what
+    /// it would open waits for it: the flight cannot start anew once the
+    /// caller's state says `name` is gone, if its open checks that).
+    pub fn in_flight(&self, name: &str) -> bool {
+        self.0.flights.contains_key(name)
+    }
+}
+
 impl<S, V> std::ops::Deref for Locked<'_, S, V> {
     type Target = S;
 

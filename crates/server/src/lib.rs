@@ -35,6 +35,7 @@ pub mod error;
 pub mod files;
 pub mod http;
 pub mod idempotency;
+pub mod lifecycle;
 pub mod pool;
 pub mod prometheus;
 pub mod tenant;
@@ -133,6 +134,16 @@ pub fn router(state: AppState, request_timeout: Duration) -> Router {
         .route("/v1/contexts/{id}", delete(api::unregister_context))
         .route("/v1/facts/{id}", get(api::fact))
         .route("/v1/forget", post(api::forget))
+        .route(
+            "/v1/tenants",
+            get(api::list_tenants).post(api::create_tenant),
+        )
+        .route("/v1/tenants/{tenant}", delete(api::delete_tenant))
+        .route(
+            "/v1/tenants/{tenant}/tokens",
+            get(api::list_tokens).post(api::create_token),
+        )
+        .route("/v1/tokens/{id}", delete(api::revoke_token))
         .route("/v1/openapi.json", get(api::openapi))
         .route("/healthz", get(api::healthz))
         .route("/metrics", get(prometheus::metrics))

@@ -21,7 +21,7 @@ use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 
 use super::pool::InFlight;
 use super::writer::{Fsync, WriteOp, Writer};
-use super::{files, tokens};
+use super::{files, lifecycle, tokens};
 use crate::durable::DurableLedger;
 use pfm::config::Config;
 use pfm::error::{Error, Result};
@@ -274,6 +274,8 @@ pub struct Tenants {
     live: ArcSwap<HashMap<String, Arc<Tenant>>>,
     /// Hashes of the metrics tokens.
     metrics: ArcSwap<HashSet<String>>,
+    /// Hashes of the admin tokens (the lifecycle API).
+    admins: ArcSwap<HashSet<String>>,
     /// Serializes changes to the open tenants and rereading the token
     /// file, and runs each open once (`pfm_serve::opening`): held for
     /// bookkeeping only, never while a ledger is replayed, so tenants open
@@ -323,6 +325,27 @@ pub struct OpenStats {
     pub open_us: [u64; 3],
 }
 
+/// What [`Tenants::delete`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Deletion {
+    /// No such tenant.
+    NotFound,
+    /// Its tokens revoked (how many) and, if it had a ledger directory,
+    /// that directory removed.
+    Deleted {
+        /// Tokens revoked.
+        revoked: usize,
+        /// Whether a ledger directory was removed.
+        removed: bool,
+    },
+    /// Its tokens revoked, but requests still held it when the wait ran
+    /// out: its data is still on disk (deleting again finishes the job).
+    Busy {
+        /// Tokens revoked.
+        revoked: usize,
+    },
+}
+
 /// What a token opens.
 pub enum Lookup {
     /// An open tenant, pinned for the request.
@@ -364,6 +387,7 @@ impl Tenants {
             registry: ArcSwap::from_pointee(Registry::default()),
             live: ArcSwap::from_pointee(HashMap::new()),
             metrics: ArcSwap::from_pointee(HashSet::new()),
+            admins: ArcSwap::from_pointee(HashSet::new()),
             open: Opening::default(),
             turnover: Mutex::new(Turnover::default()),
         };
@@ -521,7 +545,14 @@ impl Tenants {
                     name,
                     |_| self.live.load().get(name).cloned(),
                     || {
-                        let dir = self.data_dir.join("tenants").join(name);
+                        // A tenant deleted since the request's lookup is not
+                        // opened (its directory would be made again): a
+                        // delete stores the registry without it, then waits
+                        // for the opens in flight (`Tenants::delete`).
+                        if !self.registry.load().names.contains(name) {
+                            return Err(format!("tenant {name} has been deleted"));
+                        }
+                        let dir = lifecycle::tenant_dir(&self.data_dir, name);
                         let tenant = Tenant::open(name, &dir, &self.shared).map(Arc::new);
                         self.record_open(name, started.elapsed());
                         tenant.map_err(|e| format!("tenant {name}: {e}"))
@@ -573,6 +604,57 @@ impl Tenants {
         self.metrics.load().contains(&tokens::hash(token))
     }
 
+    /// Whether a token opens the lifecycle API (lock-free).
+    pub fn is_admin_token(&self, token: &str) -> bool {
+        self.admins.load().contains(&tokens::hash(token))
+    }
+
+    /// Whether a tenant is open in memory now.
+    pub fn is_open(&self, name: &str) -> bool {
+        self.live.load().contains_key(name)
+    }
+
+    /// The data directory.
+    pub fn data_dir(&self) -> &Path {
+        &self.data_dir
+    }
+
+    /// Deletes a tenant and everything it stored: revokes its tokens (its
+    /// requests are refused from then on), closes it once no request
+    /// holds it and no open of it is in flight, waiting up to `wait`, then
+    /// removes its ledger directory — under the `open` lock, so no open
+    /// can make it again. Blocks.
+    pub fn delete(&self, name: &str, wait: Duration) -> Result<Deletion> {
+        let Some(info) = lifecycle::find(&self.data_dir, name)? else {
+            return Ok(Deletion::NotFound);
+        };
+        let revoked = if info.tokens > 0 {
+            tokens::revoke(&self.data_dir, None, Some(name))?.len()
+        } else {
+            0
+        };
+        self.reload()?;
+        let deadline = Instant::now() + wait;
+        loop {
+            let gate = self.gate();
+            self.close_orphans();
+            if !self.is_open(name) && !gate.in_flight(name) {
+                if let Some(dir) = &info.dir {
+                    lifecycle::remove_data(dir)?;
+                }
+                return Ok(Deletion::Deleted {
+                    revoked,
+                    removed: info.dir.is_some(),
+                });
+            }
+            drop(gate);
+            if Instant::now() >= deadline {
+                return Ok(Deletion::Busy { revoked });
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
     /// Rereads the token file if it changed: new tenants become reachable
     /// (opened on their first request), revoked tokens are dropped, and an
     /// open tenant no token names any more is closed once idle. Blocks.
@@ -583,13 +665,17 @@ impl Tenants {
             self.close_orphans();
             return Ok(());
         }
-        let (by_hash, metrics) = tokens::load(&self.data_dir)?;
-        for name in by_hash.values() {
+        let loaded = tokens::load(&self.data_dir)?;
+        for name in loaded.tenants.values() {
             tokens::check_tenant(name)?;
         }
-        let names = by_hash.values().cloned().collect();
-        self.registry.store(Arc::new(Registry { by_hash, names }));
-        self.metrics.store(Arc::new(metrics));
+        let names = loaded.tenants.values().cloned().collect();
+        self.registry.store(Arc::new(Registry {
+            by_hash: loaded.tenants,
+            names,
+        }));
+        self.metrics.store(Arc::new(loaded.metrics));
+        self.admins.store(Arc::new(loaded.admins));
         gate.read_at = modified;
         self.close_orphans();
         Ok(())
@@ -617,5 +703,46 @@ impl Tenants {
         for t in self.all() {
             t.close();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options() -> TenantOptions {
+        let one = NonZeroU32::new(1000).expect("nonzero");
+        TenantOptions {
+            config: Config::default(),
+            workers: 1,
+            construction_threads: 1,
+            tenant_jobs: 1,
+            fsync: Fsync::Always,
+            rate_limit: one,
+            observe_rate: one,
+            max_contexts: 4,
+            models: None,
+            memory_budget: None,
+            metrics_tenants: 1,
+        }
+    }
+
+    /// A request that looked a closed tenant up before it was deleted, and
+    /// opens it after, is refused and makes no directory: the delete
+    /// removed the tenant's data, and an open would make it anew.
+    #[test]
+    fn an_open_after_the_tenant_is_deleted_is_refused_and_makes_nothing() {
+        let dir = std::env::temp_dir().join(format!("pfm-tenant-gone-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        tokens::create(&dir, tokens::Grant::Tenant("gone"), jiff::Timestamp::now()).unwrap();
+        let tenants = Tenants::open(&dir, options()).unwrap();
+        assert_eq!(tenants.registered(), 1);
+        tokens::revoke(&dir, None, Some("gone")).unwrap();
+        tenants.reload().unwrap();
+        let refused = tenants.open_tenant("gone").map(|_| ()).unwrap_err();
+        assert!(refused.to_string().contains("deleted"), "{refused}");
+        assert!(!lifecycle::tenant_dir(&dir, "gone").exists());
+        tenants.close();
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -1,7 +1,10 @@
 //! Bearer tokens, in `<data-dir>/tokens.json`, stored hashed: a tenant's
 //! tokens open its memory; metrics tokens open `GET /metrics` (which names
-//! every tenant) and nothing else. `pfm token create | list | revoke` edits
-//! the file; a running server rereads it within a second of a change.
+//! every tenant) and nothing else; admin tokens open the tenant lifecycle
+//! (`/v1/tenants`, `/v1/tokens`: create, list, revoke, delete) and no
+//! tenant's memory. `pfm token create | list | revoke` edits the file; so
+//! does the lifecycle API; a running server rereads it within a second of a
+//! change.
 //!
 //! A token is `pfm_` and 64 hex digits: 32 bytes from the OS's random source
 //! (`/dev/urandom`), shown once by `pfm token create` and never stored. The
@@ -30,13 +33,47 @@ pub enum Scope {
     Tenant,
     /// `GET /metrics` only.
     Metrics,
+    /// The tenant lifecycle API only (`/v1/tenants`, `/v1/tokens`).
+    Admin,
+}
+
+impl Scope {
+    /// Its name, as `pfm token list` and the lifecycle API show it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scope::Tenant => "tenant",
+            Scope::Metrics => "metrics",
+            Scope::Admin => "admin",
+        }
+    }
+}
+
+/// What a new token is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Grant<'a> {
+    /// A tenant's memory (the tenant is created if new).
+    Tenant(&'a str),
+    /// `GET /metrics`.
+    Metrics,
+    /// The tenant lifecycle API.
+    Admin,
+}
+
+impl Grant<'_> {
+    fn scope(self) -> Scope {
+        match self {
+            Grant::Tenant(_) => Scope::Tenant,
+            Grant::Metrics => Scope::Metrics,
+            Grant::Admin => Scope::Admin,
+        }
+    }
 }
 
 /// One issued token.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TokenEntry {
-    /// The tenant it opens (empty for a metrics token).
+    /// The tenant it opens (empty for a metrics or admin token).
     pub tenant: String,
     /// Hex SHA-256 of the token.
     pub sha256: String,
@@ -53,6 +90,13 @@ impl TokenEntry {
     pub fn id(&self) -> &str {
         &self.sha256[..self.sha256.len().min(ID_DIGITS)]
     }
+}
+
+/// A token's id (see [`TokenEntry::id`]).
+pub fn id_of(token: &str) -> String {
+    let mut h = hash(token);
+    h.truncate(ID_DIGITS);
+    h
 }
 
 /// Hex digits of a token id.
@@ -106,37 +150,49 @@ pub fn list(data_dir: &Path) -> Result<Vec<TokenEntry>> {
     Ok(read(data_dir)?.tokens)
 }
 
-/// Tenant-token hash → tenant, and the metrics-token hashes, as the file
-/// says now.
-pub fn load(data_dir: &Path) -> Result<(HashMap<String, String>, HashSet<String>)> {
-    let mut tenants = HashMap::new();
-    let mut metrics = HashSet::new();
+/// The token file as a server uses it: each scope's token hashes.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    /// Tenant-token hash → tenant.
+    pub tenants: HashMap<String, String>,
+    /// Metrics-token hashes.
+    pub metrics: HashSet<String>,
+    /// Admin-token hashes.
+    pub admins: HashSet<String>,
+}
+
+/// The tokens as the file says now.
+pub fn load(data_dir: &Path) -> Result<Loaded> {
+    let mut loaded = Loaded::default();
     for t in read(data_dir)?.tokens {
         match t.scope {
             Scope::Tenant => {
-                tenants.insert(t.sha256, t.tenant);
+                loaded.tenants.insert(t.sha256, t.tenant);
             }
             Scope::Metrics => {
-                metrics.insert(t.sha256);
+                loaded.metrics.insert(t.sha256);
+            }
+            Scope::Admin => {
+                loaded.admins.insert(t.sha256);
             }
         }
     }
-    Ok((tenants, metrics))
+    Ok(loaded)
 }
 
 /// `pfm serve --bootstrap-tenant`: creates `tenant` with a fresh token when
 /// the data directory has no token yet, and returns it (shown once).
 pub fn bootstrap(data_dir: &Path, tenant: &str, now: jiff::Timestamp) -> Result<Option<String>> {
-    if !load(data_dir)?.0.is_empty() {
+    if !load(data_dir)?.tenants.is_empty() {
         return Ok(None);
     }
-    create(data_dir, Some(tenant), now).map(Some)
+    create(data_dir, Grant::Tenant(tenant), now).map(Some)
 }
 
-/// Creates a token for `tenant` (creating the tenant if it is new), or a
-/// metrics token for `None`, and returns it; only its hash is written.
-pub fn create(data_dir: &Path, tenant: Option<&str>, now: jiff::Timestamp) -> Result<String> {
-    let mut tokens = create_many(data_dir, &[tenant], now)?;
+/// Creates a token for what `grant` names (a tenant's token creates the
+/// tenant if it is new) and returns it; only its hash is written.
+pub fn create(data_dir: &Path, grant: Grant<'_>, now: jiff::Timestamp) -> Result<String> {
+    let mut tokens = create_many(data_dir, &[grant], now)?;
     // Infallible: one token per name asked for.
     Ok(tokens.pop().expect("one token"))
 }
@@ -146,11 +202,13 @@ pub fn create(data_dir: &Path, tenant: Option<&str>, now: jiff::Timestamp) -> Re
 /// 100,000 times); the tokens in the order of `tenants`.
 pub fn create_many(
     data_dir: &Path,
-    tenants: &[Option<&str>],
+    grants: &[Grant<'_>],
     now: jiff::Timestamp,
 ) -> Result<Vec<String>> {
-    for tenant in tenants.iter().flatten() {
-        check_tenant(tenant)?;
+    for grant in grants {
+        if let Grant::Tenant(tenant) = grant {
+            check_tenant(tenant)?;
+        }
     }
     crate::files::private_dir(data_dir)?;
     let random = Path::new("/dev/urandom");
@@ -158,22 +216,22 @@ pub fn create_many(
     let _lock = edit_lock(data_dir)?;
     let mut file = read(data_dir)?;
     let created = now.to_string();
-    let mut out = Vec::with_capacity(tenants.len());
-    for tenant in tenants {
+    let mut out = Vec::with_capacity(grants.len());
+    for grant in grants {
         let mut secret = [0u8; 32];
         source.read_exact(&mut secret).map_err(Error::io(random))?;
         let token: String = std::iter::once("pfm_".to_owned())
             .chain(secret.iter().map(|b| format!("{b:02x}")))
             .collect();
+        let tenant = match grant {
+            Grant::Tenant(tenant) => tenant,
+            Grant::Metrics | Grant::Admin => "",
+        };
         file.tokens.push(TokenEntry {
-            tenant: tenant.unwrap_or_default().to_owned(),
+            tenant: tenant.to_owned(),
             sha256: hash(&token),
             created: created.clone(),
-            scope: if tenant.is_some() {
-                Scope::Tenant
-            } else {
-                Scope::Metrics
-            },
+            scope: grant.scope(),
         });
         out.push(token);
     }
@@ -279,7 +337,7 @@ mod tests {
                         (0..10)
                             .map(|i| {
                                 let name = format!("t{t}n{i}");
-                                create(dir, Some(&name), jiff::Timestamp::now()).unwrap()
+                                create(dir, Grant::Tenant(&name), jiff::Timestamp::now()).unwrap()
                             })
                             .collect::<Vec<_>>()
                     })
@@ -290,7 +348,7 @@ mod tests {
                 .flat_map(|h| h.join().unwrap())
                 .collect()
         });
-        let (by_hash, _) = load(&dir).unwrap();
+        let by_hash = load(&dir).unwrap().tenants;
         assert_eq!(by_hash.len(), 80);
         assert!(tokens.iter().all(|t| by_hash.contains_key(&hash(t))));
         let _ = std::fs::remove_dir_all(&dir);

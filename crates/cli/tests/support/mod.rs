@@ -99,6 +99,18 @@ pub fn token(dir: &Path, tenant: &str) -> String {
         .to_owned()
 }
 
+/// Whether any file under `dir` contains `needle`.
+pub fn grep(dir: &Path, needle: &str) -> bool {
+    std::fs::read_dir(dir).unwrap().any(|e| {
+        let path = e.unwrap().path();
+        if path.is_dir() {
+            return grep(&path, needle);
+        }
+        let bytes = std::fs::read(&path).unwrap();
+        bytes.windows(needle.len()).any(|w| w == needle.as_bytes())
+    })
+}
+
 pub fn tempdir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("pfm-server-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);

@@ -43,6 +43,7 @@ use serde_json::{Value, json};
 use super::http::{Client, Sample, observation, sample};
 use super::{Quantiles, quantiles_of};
 use pfm::error::{Error, Result};
+use pfm_server::tokens::Grant;
 use pfm_synth::{SynthFact, SynthQuery, Vocabulary};
 
 /// Observations per preload request.
@@ -305,7 +306,7 @@ fn register(options: &TenantsLoadOptions, client: &Client, metrics: String) -> R
         )));
     }
     let want = registered_tenants(client)? + options.tenants as u64;
-    let asked: Vec<Option<&str>> = names.iter().map(|n| Some(n.as_str())).collect();
+    let asked: Vec<Grant> = names.iter().map(|n| Grant::Tenant(n)).collect();
     let tokens =
         pfm_server::tokens::create_many(&options.data_dir, &asked, jiff::Timestamp::now())?;
     wait_until(
@@ -465,7 +466,8 @@ pub fn run(
     let client = Client::new(&options.target);
 
     // 1. Register, after a metrics token for the "before" sample.
-    let metrics = pfm_server::tokens::create(&options.data_dir, None, jiff::Timestamp::now())?;
+    let metrics =
+        pfm_server::tokens::create(&options.data_dir, Grant::Metrics, jiff::Timestamp::now())?;
     wait_until(
         || Ok(client.get(Some(&metrics), "/metrics").is_ok()),
         || {

@@ -8,7 +8,8 @@ use utoipa::{OpenApi, ToSchema};
 use super::{
     AsOfArg, Conditions, ContextOut, FactLine, FactOut, ForgetIn, ForgetOut, KeyArg, Mode,
     ObservationIn, ObserveBatch, ObserveOut, ReceiptOut, RetrieveIn, RetrieveOut, StatusAt,
-    TimeArg, TimingsOut,
+    TenantDeleted, TenantIn, TenantList, TenantOut, TimeArg, TimingsOut, TokenCreated, TokenList,
+    TokenOut,
 };
 use crate::AppState;
 use crate::error::ErrorBody;
@@ -38,8 +39,8 @@ pub async fn healthz(State(state): State<AppState>) -> axum::Json<Health> {
 #[derive(OpenApi)]
 #[openapi(
     info(title = "pfm", description = "Personal fact memory for LLM agents: never stale, never the wrong person, never late."),
-    paths(super::observe::observe, super::retrieve::retrieve_block, super::contexts::register_context, super::contexts::unregister_context, super::facts::fact, super::facts::forget, healthz),
-    components(schemas(ObservationIn, ObserveBatch, KeyArg, TimeArg, ObserveOut, ReceiptOut, RetrieveIn, Mode, AsOfArg, RetrieveOut, FactLine, TimingsOut, ContextOut, FactOut, StatusAt, Conditions, ForgetIn, ForgetOut, Health, ErrorBody)),
+    paths(super::observe::observe, super::retrieve::retrieve_block, super::contexts::register_context, super::contexts::unregister_context, super::facts::fact, super::facts::forget, super::tenants::list_tenants, super::tenants::create_tenant, super::tenants::delete_tenant, super::tenants::create_token, super::tenants::list_tokens, super::tenants::revoke_token, healthz),
+    components(schemas(ObservationIn, ObserveBatch, KeyArg, TimeArg, ObserveOut, ReceiptOut, RetrieveIn, Mode, AsOfArg, RetrieveOut, FactLine, TimingsOut, ContextOut, FactOut, StatusAt, Conditions, ForgetIn, ForgetOut, TenantIn, TenantOut, TenantList, TenantDeleted, TokenCreated, TokenOut, TokenList, Health, ErrorBody)),
     modifiers(&BearerAuth)
 )]
 pub struct ApiDoc;
