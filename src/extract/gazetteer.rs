@@ -7,7 +7,10 @@
 //!
 //! # Invariants
 //! 1. Every name is in canonical [`name_key`](crate::fact::name_key) form.
-//! 2. `by_token[t]` lists exactly the names that have token `t`.
+//! 2. `by_token[t]` lists exactly the names of two or more tokens that
+//!    have token `t`; a one-token name is found by that token in `kinds`
+//!    itself (most names are one token: the first half of the index would
+//!    otherwise be an entry and a list per name, ~200 bytes each).
 //! 3. A name lives while it is registered or mentioned by a retained fact;
 //!    erasing the last fact that taught it drops it.
 
@@ -150,7 +153,7 @@ impl Gazetteer {
         }
         let canon: Arc<str> = key.into();
         self.kinds.insert(canon.clone(), kind);
-        for tok in text::tokens(&canon) {
+        for tok in multi_token(&canon) {
             let mut v: Vec<Arc<str>> = self
                 .by_token
                 .get(tok)
@@ -169,7 +172,7 @@ impl Gazetteer {
         if self.kinds.remove(name).is_none() {
             return;
         }
-        for tok in text::tokens(name) {
+        for tok in multi_token(name) {
             if let Some(list) = self.by_token.get(tok).cloned() {
                 let v: Vec<Arc<str>> = list.iter().filter(|n| &***n != name).cloned().collect();
                 if v.is_empty() {
@@ -201,9 +204,12 @@ impl Gazetteer {
         self.kinds.is_empty()
     }
 
-    /// Known names that contain token `tok` (sorted).
-    pub fn with_token(&self, tok: &str) -> &[Arc<str>] {
-        self.by_token.get(tok).map(|l| &l[..]).unwrap_or(&[])
+    /// Known names that contain token `tok`, in sorted order.
+    pub fn with_token<'a>(&'a self, tok: &str) -> WithToken<'a> {
+        WithToken {
+            longer: self.by_token.get(tok).map(|l| &l[..]).unwrap_or(&[]),
+            itself: self.kinds.get_key_value(tok).map(|(name, _)| name),
+        }
     }
 
     /// Finds names in a normalized token sequence.
@@ -226,7 +232,6 @@ impl Gazetteer {
             }
             let people: Vec<&Arc<str>> = self
                 .with_token(tok)
-                .iter()
                 .filter(|n| self.kind(n) == Some(EntityKind::Person))
                 .collect();
             let chosen = match people.as_slice() {
@@ -286,6 +291,39 @@ impl Gazetteer {
     }
 }
 
+/// The tokens of a canonical name that `by_token` indexes it under: all of
+/// them for a name of two or more tokens, none for a one-token name
+/// (invariant 2).
+fn multi_token(name: &str) -> impl Iterator<Item = &str> {
+    let mut tokens = text::tokens(name).peekable();
+    let first = tokens.next();
+    let several = tokens.peek().is_some();
+    first.filter(|_| several).into_iter().chain(tokens)
+}
+
+/// [`Gazetteer::with_token`]: the longer names indexed under a token and
+/// the one-token name that is the token itself, merged in sorted order.
+#[derive(Clone, Debug)]
+pub struct WithToken<'a> {
+    longer: &'a [Arc<str>],
+    itself: Option<&'a Arc<str>>,
+}
+
+impl<'a> Iterator for WithToken<'a> {
+    type Item = &'a Arc<str>;
+
+    fn next(&mut self) -> Option<&'a Arc<str>> {
+        match (self.longer.first(), self.itself) {
+            (Some(l), Some(i)) if i < l => self.itself.take(),
+            (Some(l), _) => {
+                self.longer = &self.longer[1..];
+                Some(l)
+            }
+            (None, _) => self.itself.take(),
+        }
+    }
+}
+
 /// Whether a normalized token can be (part of) a name mention: alphabetic
 /// and not a stop word.
 pub fn is_name_token(tok: &str) -> bool {
@@ -331,6 +369,26 @@ mod tests {
     }
 
     #[test]
+    fn a_token_finds_its_one_token_name_and_the_longer_ones_in_order() {
+        let mut g = GazetteerWriter::default();
+        for name in ["Sam Alex", "Alex", "Aaa Alex", "Alex Rivera", "Rivera"] {
+            g.register(name, EntityKind::Person);
+        }
+        fn with(g: &GazetteerWriter, t: &str) -> Vec<String> {
+            g.view().with_token(t).map(|n| n.to_string()).collect()
+        }
+        assert_eq!(
+            with(&g, "alex"),
+            ["aaa alex", "alex", "alex rivera", "sam alex"]
+        );
+        assert_eq!(with(&g, "rivera"), ["alex rivera", "rivera"]);
+        assert_eq!(with(&g, "sam"), ["sam alex"]);
+        g.remove("alex");
+        assert_eq!(with(&g, "alex"), ["aaa alex", "alex rivera", "sam alex"]);
+        assert!(with(&g, "nobody").is_empty());
+    }
+
+    #[test]
     fn learned_names_drop_with_their_last_fact_registered_ones_stay() {
         let mut g = GazetteerWriter::default();
         let a: Arc<str> = "alex rivera".into();
@@ -342,7 +400,7 @@ mod tests {
         g.unlearn("alex rivera");
         assert!(g.view().kind("alex rivera").is_none());
         assert!(
-            g.view().with_token("alex").is_empty(),
+            g.view().with_token("alex").next().is_none(),
             "token index follows"
         );
         g.unlearn("halcyon");

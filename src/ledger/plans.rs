@@ -32,7 +32,7 @@ impl Ledger {
     pub fn pending_plans(&self, key: &Key) -> &[FactId] {
         self.pending_by_key
             .get(key)
-            .map(Vec::as_slice)
+            .map(|ids| ids.as_slice())
             .unwrap_or(&[])
     }
 

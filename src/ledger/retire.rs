@@ -63,15 +63,21 @@ impl Ledger {
     /// returned changes) every index. Returns the commit; its changes list
     /// one `Erased` per fact removed.
     pub fn forget(&mut self, what: &Forget, at: WallTime) -> Result<Commit> {
+        let versions = |key: &Key| -> Vec<FactId> {
+            self.versions_by_key
+                .get(key)
+                .map(|v| v.to_vec())
+                .unwrap_or_default()
+        };
         let doomed: Vec<FactId> = match what {
             Forget::Fact(id) => {
                 let fact = self.get(*id).ok_or(Error::UnknownFact(*id))?;
                 match &fact.body.key {
-                    Some(key) => self.versions_by_key.get(key).cloned().unwrap_or_default(),
+                    Some(key) => versions(key),
                     None => vec![*id],
                 }
             }
-            Forget::Key(key) => self.versions_by_key.get(key).cloned().unwrap_or_default(),
+            Forget::Key(key) => versions(key),
             Forget::Entity(name) => {
                 let name = name_key(name);
                 let mut ids = Vec::new();

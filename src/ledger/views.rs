@@ -187,7 +187,7 @@ impl Ledger {
                 return Err(format!("keys_by_entity does not list {key} once"));
             }
         }
-        let listed: usize = self.keys_by_entity.values().map(Vec::len).sum();
+        let listed: usize = self.keys_by_entity.values().map(|keys| keys.len()).sum();
         if listed != self.versions_by_key.len() {
             return Err("keys_by_entity lists a key with no retained version".into());
         }
@@ -254,7 +254,7 @@ impl Ledger {
         }
         let mut actual_pending: FxHashMap<&Key, Vec<FactId>> = FxHashMap::default();
         for (key, plans) in &self.pending_by_key {
-            let mut plans = plans.clone();
+            let mut plans = plans.to_vec();
             plans.sort();
             actual_pending.insert(key, plans);
         }

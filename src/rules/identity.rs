@@ -106,7 +106,8 @@ impl Resolution {
             if covered[i] || !is_name_token(tok) || out.ambiguous.iter().any(|a| a.token == *tok) {
                 continue;
             }
-            let groups = alias_groups(gazetteer.with_token(tok));
+            let candidates: Vec<Arc<str>> = gazetteer.with_token(tok).cloned().collect();
+            let groups = alias_groups(&candidates);
             if groups.len() < 2 {
                 out.resolved.extend(groups.into_iter().flatten());
                 continue;
