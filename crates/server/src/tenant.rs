@@ -63,19 +63,18 @@ pub struct TenantOptions {
 }
 
 /// An open tenant's memory before its first fact, as estimated for the
-/// budget: measured, 300 empty tenants opened over HTTP took 0.24 MB of
-/// RSS each (mostly its runtime's latency histograms: 13 merged, and a
-/// probe's few on each thread that serves it, 8–30 KB each).
-pub const TENANT_BASE_BYTES: u64 = 300_000;
+/// budget: 300 empty tenants opened over HTTP took 0.24 MB of RSS each
+/// (mostly its runtime's latency histograms: 13 merged), and serving
+/// 1,000 open tenants for 30 s added about 0.27 MB each (a probe's few
+/// histograms on each request thread that serves it, 8–30 KB each).
+pub const TENANT_BASE_BYTES: u64 = 500_000;
 
 /// A fact's memory in an open store, as estimated for the budget, in RSS
 /// (what an operator's budget means): measured with `pfm load --tenants
-/// 1000` (1,000 tenants of 100–2,000 facts, 1.04 M facts), 599 open
-/// tenants of about 1,040 facts held 3.8 GB of RSS, 5.8 KB per fact after
-/// the base. The heap per fact of one large store is 3 KB (`scale/README.md`,
-/// issue 24); the rest is many stores' smaller, emptier structures and the
-/// allocator's retained pages as tenants open and close.
-pub const FACT_BYTES: u64 = 5_800;
+/// 1000` (1,000 tenants of 100–2,000 facts, 1.04 M facts, all open), 3.96
+/// GB of RSS after the preload, 3.5 KB per fact after the base (the
+/// resident ledger, indexes, graph and gazetteer of each store).
+pub const FACT_BYTES: u64 = 3_600;
 
 /// How long a tenant must be unused before it may be closed for the
 /// budget: a tenant in active use is never closed between its requests.
