@@ -116,8 +116,7 @@ impl GraphWriter {
     pub fn publish(&mut self) -> Graph {
         self.dirty.sort_unstable();
         self.dirty.dedup();
-        let dirty = std::mem::take(&mut self.dirty);
-        for &node in &dirty {
+        for &node in &self.dirty {
             let list: Option<List> = match self.top.get(&node) {
                 Some(top) => Some(top.as_slice().into()),
                 None => self
@@ -136,7 +135,6 @@ impl GraphWriter {
             }
             lists.set(at, list);
         }
-        self.dirty = dirty;
         self.dirty.clear();
         self.published.clone()
     }

@@ -96,7 +96,11 @@ impl TokenArgs {
                 tenant,
                 data_dir,
             } => {
-                for t in tokens::revoke(&data_dir, id.as_deref(), tenant.as_deref())? {
+                let revoked = tokens::revoke(&data_dir, id.as_deref(), tenant.as_deref())?;
+                if revoked.is_empty() {
+                    anyhow::bail!("no such token: see `pfm token list`");
+                }
+                for t in revoked {
                     eprintln!("revoked {} ({} {})", t.id(), t.tenant, t.created);
                 }
             }

@@ -73,10 +73,20 @@ pub fn list(data_dir: &Path) -> Result<Vec<TenantInfo>> {
     Ok(out.into_values().collect())
 }
 
-/// One tenant, if it exists.
+/// One tenant, if it exists (its own directory only, not a scan of every
+/// tenant's: a server may hold 100,000).
 pub fn find(data_dir: &Path, name: &str) -> Result<Option<TenantInfo>> {
     tokens::check_tenant(name)?;
-    Ok(list(data_dir)?.into_iter().find(|t| t.name == name))
+    let tokens = tokens::list(data_dir)?
+        .iter()
+        .filter(|t| t.scope == Scope::Tenant && t.tenant == name)
+        .count();
+    let dir = Some(tenant_dir(data_dir, name)).filter(|d| d.is_dir());
+    Ok((tokens > 0 || dir.is_some()).then(|| TenantInfo {
+        name: name.to_owned(),
+        tokens,
+        dir,
+    }))
 }
 
 /// Creates a tenant with its revision `ordering` (fixed for its life: the
@@ -97,10 +107,7 @@ pub fn create(
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Ok(None),
         Err(e) => return Err(Error::io(&dir)(e)),
     }
-    if tokens::list(data_dir)?
-        .iter()
-        .any(|t| t.scope == Scope::Tenant && t.tenant == name)
-    {
+    if find(data_dir, name)?.is_some_and(|t| t.tokens > 0) {
         // A token names it already (created before its first request).
         std::fs::remove_dir(&dir).map_err(Error::io(&dir))?;
         return Ok(None);

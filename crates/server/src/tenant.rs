@@ -627,11 +627,7 @@ impl Tenants {
         let Some(info) = lifecycle::find(&self.data_dir, name)? else {
             return Ok(Deletion::NotFound);
         };
-        let revoked = if info.tokens > 0 {
-            tokens::revoke(&self.data_dir, None, Some(name))?.len()
-        } else {
-            0
-        };
+        let revoked = tokens::revoke(&self.data_dir, None, Some(name))?.len();
         self.reload()?;
         let deadline = Instant::now() + wait;
         loop {

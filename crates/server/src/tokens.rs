@@ -239,21 +239,27 @@ pub fn create_many(
     Ok(out)
 }
 
-/// Revokes the tokens whose id starts with `id` (at least 6 hex digits,
-/// matching exactly one token) or, with `tenant`, every token of that
-/// tenant; returns the revoked entries. A running server stops accepting
-/// them within a second.
+/// Checks a token id as `revoke` takes it (at least 6 hex digits of one)
+/// and returns it in lower case.
+pub fn check_id(id: &str) -> Result<String> {
+    if id.len() < 6 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(Error::InvalidConfig(format!(
+            "token id {id:?}: give at least 6 hex digits of an id (`pfm token list`, or GET /v1/tenants/{{tenant}}/tokens)"
+        )));
+    }
+    Ok(id.to_ascii_lowercase())
+}
+
+/// Revokes the token whose id starts with `id` (see [`check_id`]; it must
+/// match at most one token) or, with `tenant`, every token of that tenant;
+/// returns the revoked entries, none if nothing matched (then the file is
+/// not rewritten). A running server stops accepting them within a second.
 pub fn revoke(data_dir: &Path, id: Option<&str>, tenant: Option<&str>) -> Result<Vec<TokenEntry>> {
     let _lock = edit_lock(data_dir)?;
     let mut file = read(data_dir)?;
     let (revoked, kept): (Vec<_>, Vec<_>) = match (id, tenant) {
         (Some(id), None) => {
-            if id.len() < 6 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
-                return Err(Error::InvalidConfig(format!(
-                    "token id {id:?}: give at least 6 hex digits of an id from `pfm token list`"
-                )));
-            }
-            let id = id.to_ascii_lowercase();
+            let id = check_id(id)?;
             let (hit, kept): (Vec<_>, Vec<_>) = file
                 .tokens
                 .into_iter()
@@ -277,9 +283,7 @@ pub fn revoke(data_dir: &Path, id: Option<&str>, tenant: Option<&str>) -> Result
         }
     };
     if revoked.is_empty() {
-        return Err(Error::InvalidConfig(
-            "no such token: see `pfm token list`".into(),
-        ));
+        return Ok(revoked);
     }
     file.tokens = kept;
     write(data_dir, &file)?;

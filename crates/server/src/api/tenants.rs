@@ -351,25 +351,15 @@ pub async fn revoke_token(
     _: Admin,
     Path(id): Path<String>,
 ) -> Result<axum::Json<TokenList>, ApiError> {
-    if id.len() < 6 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(ApiError::bad_request(
-            "invalid_input",
-            format!("token id {id:?}: give at least 6 hex digits of an id"),
-        ));
-    }
+    let id = tokens::check_id(&id)?;
     let tenants = state.tenants.clone();
     let revoked = state
         .pool
         .run(move |_| -> pfm::error::Result<Vec<TokenOut>> {
-            let dir = tenants.data_dir();
-            let known = tokens::list(dir)?
-                .iter()
-                .any(|t| t.sha256.starts_with(&id.to_ascii_lowercase()));
-            if !known {
-                return Ok(Vec::new());
+            let revoked = tokens::revoke(tenants.data_dir(), Some(&id), None)?;
+            if !revoked.is_empty() {
+                tenants.reload()?;
             }
-            let revoked = tokens::revoke(dir, Some(&id), None)?;
-            tenants.reload()?;
             Ok(revoked.iter().map(token_out).collect())
         })
         .await??;
