@@ -128,6 +128,7 @@ impl FactBody {
 /// key's current value (the *head*). Lowered onto statuses as the paper's
 /// Table 2 says; the ledger's module docs give each rule.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Op {
     /// The value becomes the head; the old head is superseded (the default).
@@ -176,6 +177,7 @@ impl fmt::Display for Op {
 /// classes), given by the caller or read by the gate
 /// ([`crate::extract::gate`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
     /// A plan, intention, hedge or conditional: not true yet. Staged as a

@@ -21,6 +21,7 @@ use crate::index::Corpus;
 
 /// The recency factor's decay.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Recency {
     /// The configured half-life `T_rec` (the paper's).

@@ -5,6 +5,7 @@ mod demo;
 mod eval;
 mod layout;
 mod load;
+mod mcp;
 mod probes;
 mod repair;
 mod scale;
@@ -41,6 +42,13 @@ enum Command {
     /// finishing in-flight requests and flushing the ledgers. Logs go to
     /// stderr, filtered by RUST_LOG (default info; no fact text at info).
     Serve(serve::ServeArgs),
+    /// Serve one tenant's memory to an agent host over the Model Context
+    /// Protocol on stdin/stdout (tools remember, recall, forget, history;
+    /// the same tools are at /mcp on `pfm serve`, over streamable HTTP).
+    /// The host starts it as a command, e.g. `pfm mcp --data-dir
+    /// ~/.pfm --tenant me` (README, "MCP"). Logs go to stderr (RUST_LOG).
+    /// One process at a time per tenant: the ledger file is locked.
+    Mcp(mcp::McpArgs),
     /// Tenant tokens for `pfm serve`.
     Token(token::TokenArgs),
     /// The tenants of a `pfm serve` data directory: list, delete.
@@ -78,6 +86,7 @@ fn main() -> Result<()> {
     match Cli::parse().command {
         Command::Load(args) => args.run(),
         Command::Serve(args) => args.run(),
+        Command::Mcp(args) => args.run(),
         Command::Token(args) => args.run(),
         Command::Tenant(args) => args.run(),
         Command::Repair(args) => args.run(),

@@ -7,14 +7,12 @@ use anyhow::Result;
 use clap::Args;
 use pfm::Config;
 use pfm_server::tenant::TenantOptions;
-use pfm_server::{Limits, ServerOptions};
+use pfm_server::{Limits, ServerOptions, ServingOptions};
 
+/// What `pfm serve` and `pfm mcp` serve from: the data directory, its
+/// tenants' stores and the threads that serve them.
 #[derive(Args)]
-pub struct ServeArgs {
-    /// Address to listen on (port 0 picks a free one; the bound address
-    /// is printed on stdout as `listening on ADDR`).
-    #[arg(long, default_value = "127.0.0.1:7878")]
-    addr: std::net::SocketAddr,
+pub struct ServingArgs {
     /// Where tenants' ledgers and the token file live.
     #[arg(long, default_value = "pfm-data")]
     data_dir: PathBuf,
@@ -68,13 +66,6 @@ pub struct ServeArgs {
     /// every commit).
     #[arg(long, default_value_t = pfm_serve::DEFAULT_MAX_CONTEXTS)]
     max_contexts: usize,
-    /// Seconds before a request (body upload included) is answered 408.
-    #[arg(long, default_value_t = 30)]
-    request_timeout_secs: u64,
-    /// Seconds a connection may take to send its request headers before
-    /// it is closed.
-    #[arg(long, default_value_t = 5)]
-    header_timeout_secs: u64,
     /// The dense arm's files (`scripts/fetch-models` puts them in
     /// `models/`): with it, tenants' facts are embedded with MiniLM and
     /// `/v1/retrieve` serves the dense and hybrid rankers. Without it those
@@ -104,23 +95,12 @@ pub struct ServeArgs {
     /// ones; the others are summed under `tenant="(others)"`.
     #[arg(long, default_value_t = 20)]
     metrics_tenants: usize,
-    /// Create this tenant with a fresh token at start if the data
-    /// directory has no token yet (the token is printed once on stdout).
-    #[arg(long)]
-    bootstrap_tenant: Option<String>,
 }
 
-impl ServeArgs {
-    pub fn run(self) -> Result<()> {
-        init_logging();
-        if let Some(tenant) = &self.bootstrap_tenant
-            && let Some(token) =
-                pfm_server::tokens::bootstrap(&self.data_dir, tenant, jiff::Timestamp::now())?
-        {
-            println!("token for tenant {tenant}: {token}");
-        }
-        let options = ServerOptions {
-            addr: self.addr,
+impl ServingArgs {
+    /// The serving options these flags give.
+    pub fn options(self) -> Result<ServingOptions> {
+        Ok(ServingOptions {
             data_dir: self.data_dir,
             tenant: TenantOptions {
                 config: {
@@ -151,8 +131,57 @@ impl ServeArgs {
             tenant_request_threads: self
                 .tenant_request_threads
                 .unwrap_or((self.request_threads / 2).max(1)),
+        })
+    }
+}
+
+#[derive(Args)]
+pub struct ServeArgs {
+    /// Address to listen on (port 0 picks a free one; the bound address
+    /// is printed on stdout as `listening on ADDR`).
+    #[arg(long, default_value = "127.0.0.1:7878")]
+    addr: std::net::SocketAddr,
+    #[command(flatten)]
+    serving: ServingArgs,
+    /// Seconds before a request (body upload included) is answered 408.
+    #[arg(long, default_value_t = 30)]
+    request_timeout_secs: u64,
+    /// Seconds a connection may take to send its request headers before
+    /// it is closed.
+    #[arg(long, default_value_t = 5)]
+    header_timeout_secs: u64,
+    /// `Host` header values `/mcp` answers (MCP's DNS-rebinding check,
+    /// comma-separated, `host` or `host:port`); `any` answers every host
+    /// (the bearer token still guards it).
+    #[arg(long, value_delimiter = ',', default_value = "localhost,127.0.0.1,::1")]
+    mcp_allowed_hosts: Vec<String>,
+    /// Create this tenant with a fresh token at start if the data
+    /// directory has no token yet (the token is printed once on stdout).
+    #[arg(long)]
+    bootstrap_tenant: Option<String>,
+}
+
+impl ServeArgs {
+    pub fn run(self) -> Result<()> {
+        init_logging();
+        let data_dir = &self.serving.data_dir;
+        if let Some(tenant) = &self.bootstrap_tenant
+            && let Some(token) =
+                pfm_server::tokens::bootstrap(data_dir, tenant, jiff::Timestamp::now())?
+        {
+            println!("token for tenant {tenant}: {token}");
+        }
+        let any_host = self.mcp_allowed_hosts.iter().any(|h| h == "any");
+        let options = ServerOptions {
+            addr: self.addr,
+            serving: self.serving.options()?,
             request_timeout: Duration::from_secs(self.request_timeout_secs),
             header_read_timeout: Duration::from_secs(self.header_timeout_secs),
+            mcp_allowed_hosts: if any_host {
+                Vec::new()
+            } else {
+                self.mcp_allowed_hosts
+            },
         };
         pfm_server::run(options, |addr| {
             use std::io::Write;
@@ -163,10 +192,11 @@ impl ServeArgs {
     }
 }
 
-/// `tracing` to stderr, filtered by RUST_LOG (default `info`).
-fn init_logging() {
+/// `tracing` to stderr, filtered by RUST_LOG (default `info`, with the MCP
+/// SDK's per-request lines at `warn`).
+pub fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn"));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

@@ -36,6 +36,7 @@ pub mod files;
 pub mod http;
 pub mod idempotency;
 pub mod lifecycle;
+pub mod mcp;
 pub mod pool;
 pub mod prometheus;
 pub mod tenant;
@@ -45,6 +46,7 @@ pub mod writer;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use axum::Router;
@@ -90,11 +92,11 @@ impl Default for Limits {
     }
 }
 
-/// How the server runs.
+/// What a front end serves from: the tenants under a data directory and
+/// the request threads (the same for `pfm serve` over HTTP and `pfm mcp`
+/// over stdio).
 #[derive(Clone, Debug)]
-pub struct ServerOptions {
-    /// Where to listen.
-    pub addr: SocketAddr,
+pub struct ServingOptions {
     /// Where tenants' ledgers and the token file live.
     pub data_dir: PathBuf,
     /// Tenants' stores and runtimes.
@@ -106,11 +108,23 @@ pub struct ServerOptions {
     /// Most request-thread jobs (queued or running) one tenant may have at
     /// once; fewer than `request_threads`, so other tenants always find one.
     pub tenant_request_threads: usize,
+}
+
+/// How the HTTP server runs.
+#[derive(Clone, Debug)]
+pub struct ServerOptions {
+    /// Where to listen.
+    pub addr: SocketAddr,
+    /// The tenants and request threads.
+    pub serving: ServingOptions,
     /// A request (body included) that takes longer is answered 408.
     pub request_timeout: Duration,
     /// A connection that has not sent its request headers within this is
     /// closed.
     pub header_read_timeout: Duration,
+    /// `Host` header values `/mcp` accepts (DNS-rebinding protection of
+    /// the MCP transport); empty accepts any.
+    pub mcp_allowed_hosts: Vec<String>,
 }
 
 /// Shared by every handler.
@@ -156,23 +170,62 @@ pub fn router(state: AppState, request_timeout: Duration) -> Router {
         .with_state(state)
 }
 
+/// The tenants, their evictor and the request threads, started for a
+/// front end and stopped once it has answered everything in flight.
+pub struct Backend {
+    /// What the handlers share.
+    pub state: AppState,
+    stop_evicting: Arc<AtomicBool>,
+    evictor: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Backend {
+    /// Reads the token file (tenants open on their first request) and
+    /// starts the evictor and the request threads. Blocks.
+    pub fn start(options: &ServingOptions) -> Result<Backend> {
+        let tenants = Arc::new(Tenants::open(&options.data_dir, options.tenant.clone())?);
+        let stop_evicting = Arc::new(AtomicBool::new(false));
+        let evictor = tenants.start_evicting(stop_evicting.clone())?;
+        let pool = Arc::new(RequestPool::start(
+            options.request_threads,
+            options.request_threads * 64,
+            options.tenant_request_threads,
+        )?);
+        Ok(Backend {
+            state: AppState {
+                tenants,
+                pool,
+                limits: Arc::new(options.limits.clone()),
+            },
+            stop_evicting,
+            evictor,
+        })
+    }
+
+    /// Stops the evictor, makes every writer finish its queue durably and
+    /// stops the request threads. Call it once nothing new can arrive.
+    pub fn stop(self) {
+        self.stop_evicting.store(true, Ordering::Release);
+        if let Some(e) = self.evictor {
+            let _ = e.join();
+        }
+        tracing::info!("draining writers");
+        let AppState { tenants, pool, .. } = self.state;
+        tenants.close();
+        if let Ok(mut pool) = Arc::try_unwrap(pool) {
+            pool.close();
+        }
+        drop(tenants);
+        tracing::info!("stopped");
+    }
+}
+
 /// Runs the server until SIGINT or SIGTERM; `ready` gets the bound address
 /// once it listens. Must be called from a thread that may block (it opens
 /// the tenants, then runs its own tokio runtime).
 pub fn run(options: ServerOptions, ready: impl FnOnce(SocketAddr)) -> Result<()> {
-    let tenants = Arc::new(Tenants::open(&options.data_dir, options.tenant.clone())?);
-    let stop_evicting = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let evictor = tenants.start_evicting(stop_evicting.clone())?;
-    let pool = Arc::new(RequestPool::start(
-        options.request_threads,
-        options.request_threads * 64,
-        options.tenant_request_threads,
-    )?);
-    let state = AppState {
-        tenants: tenants.clone(),
-        pool: pool.clone(),
-        limits: Arc::new(options.limits.clone()),
-    };
+    let backend = Backend::start(&options.serving)?;
+    let state = backend.state.clone();
     let io = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("pfm-http")
@@ -189,31 +242,31 @@ pub fn run(options: ServerOptions, ready: impl FnOnce(SocketAddr)) -> Result<()>
             path: options.addr.to_string(),
             source: e,
         })?;
-        tracing::info!(%addr, data_dir = %options.data_dir.display(), tenants = tenants.registered(), "listening");
-        tokio::spawn(watch_tokens(tenants.clone()));
+        tracing::info!(%addr, data_dir = %options.serving.data_dir.display(), tenants = state.tenants.registered(), "listening");
+        tokio::spawn(watch_tokens(state.tenants.clone()));
         ready(addr);
+        let stopped = tokio_util::sync::CancellationToken::new();
+        let app = router(state, options.request_timeout).nest_service(
+            "/mcp",
+            mcp::http::service(
+                backend.state.clone(),
+                options.mcp_allowed_hosts.clone(),
+                stopped.clone(),
+            ),
+        );
         http::serve(
             listener,
-            router(state, options.request_timeout),
+            app,
             options.header_read_timeout,
             shutdown_signal(),
         )
         .await;
+        stopped.cancel();
         Ok(())
     });
     // Everything in flight has been answered; nothing new arrives.
     io.shutdown_timeout(Duration::from_secs(5));
-    stop_evicting.store(true, std::sync::atomic::Ordering::Release);
-    if let Some(e) = evictor {
-        let _ = e.join();
-    }
-    tracing::info!("draining writers");
-    tenants.close();
-    if let Ok(mut pool) = Arc::try_unwrap(pool) {
-        pool.close();
-    }
-    drop(tenants);
-    tracing::info!("stopped");
+    backend.stop();
     served
 }
 
@@ -234,7 +287,7 @@ async fn watch_tokens(tenants: Arc<Tenants>) {
     }
 }
 
-async fn shutdown_signal() {
+pub(crate) async fn shutdown_signal() {
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;
     };

@@ -127,3 +127,22 @@ pub fn create(
 pub fn remove_data(dir: &Path) -> Result<()> {
     std::fs::remove_dir_all(dir).map_err(Error::io(dir))
 }
+
+/// Makes sure a token names tenant `name`, so that it may be opened (by
+/// `pfm mcp`, which serves one tenant of a data directory): creates it with
+/// `ordering` if it does not exist, or names a tenant whose tokens were all
+/// revoked with a new one (its data kept). The token is not returned:
+/// opening the tenant from the data directory needs none, and `pfm token
+/// create` makes one to reach it over HTTP. Returns whether it wrote one.
+pub fn register(
+    data_dir: &Path,
+    name: &str,
+    ordering: ChainOrder,
+    now: jiff::Timestamp,
+) -> Result<bool> {
+    match find(data_dir, name)? {
+        Some(t) if t.tokens > 0 => Ok(false),
+        Some(_) => tokens::create(data_dir, Grant::Tenant(name), now).map(|_| true),
+        None => create(data_dir, name, ordering, now).map(|t| t.is_some()),
+    }
+}

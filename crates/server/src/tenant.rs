@@ -145,6 +145,16 @@ impl TenantRef {
     pub fn opened(&self) -> Option<Duration> {
         self.opened
     }
+
+    /// The same pin, as held past the request that opened the tenant (by
+    /// `pfm mcp`, for the process's life): its later requests did not open
+    /// it.
+    pub fn resident(self) -> TenantRef {
+        TenantRef {
+            opened: None,
+            ..self
+        }
+    }
 }
 
 impl std::ops::Deref for TenantRef {

@@ -2,6 +2,7 @@
 //! typed reading of a JSON body.
 
 use axum::http::StatusCode;
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -15,7 +16,7 @@ use pfm::time::WallTime;
 /// written time [`WallTime::parse`] accepts: RFC 3339, RFC 2822, a date
 /// such as `2025-06-02` or `2 June 2025`, or a date and time such as
 /// `June 2, 2025 9:30 AM` (UTC unless an offset is given).
-#[derive(Clone, Debug, Deserialize, ToSchema)]
+#[derive(Clone, Debug, Deserialize, ToSchema, JsonSchema)]
 #[serde(untagged)]
 pub enum TimeArg {
     /// Milliseconds since the epoch.
@@ -43,7 +44,7 @@ impl TimeArg {
 }
 
 /// A slot key for structured ingestion or erasure.
-#[derive(Clone, Debug, Deserialize, ToSchema)]
+#[derive(Clone, Debug, Deserialize, ToSchema, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct KeyArg {
     /// Whose slot it is, e.g. `Alex Rivera`.
@@ -56,7 +57,7 @@ pub struct KeyArg {
 }
 
 impl KeyArg {
-    pub(super) fn key(self) -> Result<Key, ApiError> {
+    pub(crate) fn key(self) -> Result<Key, ApiError> {
         let key = Key::new(&self.entity, &self.slot)?;
         Ok(match self.qualifier {
             Some(q) => key.with_qualifier(&q)?,

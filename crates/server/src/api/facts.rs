@@ -2,6 +2,7 @@
 //! and erasure.
 
 use axum::extract::{Path, Query};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tokio::sync::oneshot;
 use utoipa::{IntoParams, ToSchema};
@@ -9,6 +10,7 @@ use utoipa::{IntoParams, ToSchema};
 use super::args::KeyArg;
 use super::auth::Authed;
 use crate::error::{ApiError, ApiJson, ErrorBody};
+use crate::tenant::Tenant;
 use crate::writer::WriteOp;
 use pfm::error::Error;
 use pfm::fact::{Fact, FactId, Status};
@@ -93,10 +95,15 @@ pub async fn fact(
     Path(id): Path<u64>,
     Query(query): Query<FactQuery>,
 ) -> Result<axum::Json<FactOut>, ApiError> {
-    // Read from the newest published version (its timeline holds every
-    // retained fact's state), never through the writer.
+    fact_out(&tenant, FactId(id), query.as_of).map(axum::Json)
+}
+
+/// A fact with its key's history, its related facts and, with `as_of`,
+/// their statuses then: the fact endpoint, and MCP's `history`. Read from
+/// the newest published version (its timeline holds every retained fact's
+/// state), never through the writer.
+pub fn fact_out(tenant: &Tenant, id: FactId, as_of: Option<u64>) -> Result<FactOut, ApiError> {
     let version = tenant.runtime.version();
-    let id = FactId(id);
     let fact = version.timeline.get(id).ok_or(Error::UnknownFact(id))?;
     let history = version.timeline.history(id)?;
     let mut related = version.timeline.related(&history);
@@ -110,7 +117,7 @@ pub async fn fact(
         );
         related.sort_by_key(|f| f.id());
     }
-    let as_of = query.as_of.map(|seq| {
+    let as_of = as_of.map(|seq| {
         std::iter::once(fact)
             .chain(history.iter().copied())
             .chain(related.iter().copied())
@@ -120,18 +127,17 @@ pub async fn fact(
             })
             .collect()
     });
-    let out = FactOut {
+    Ok(FactOut {
         conditions: Conditions::of(fact),
         fact: fact.clone(),
         related: related.into_iter().cloned().collect(),
         history: history.into_iter().cloned().collect(),
         as_of,
-    };
-    Ok(axum::Json(out))
+    })
 }
 
 /// `POST /v1/forget`: exactly one of `fact`, `key`, `entity`.
-#[derive(Debug, Deserialize, ToSchema)]
+#[derive(Debug, Deserialize, ToSchema, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ForgetIn {
     /// A fact (and, if keyed, every version of its key).
@@ -160,6 +166,12 @@ pub async fn forget(
     Authed(tenant): Authed,
     ApiJson(body): ApiJson<ForgetIn>,
 ) -> Result<axum::Json<ForgetOut>, ApiError> {
+    forget_what(&tenant, body).await.map(axum::Json)
+}
+
+/// Erases what `body` names through `tenant`'s writer and answers once
+/// the erasure is durable: the forget endpoint, and MCP's `forget`.
+pub async fn forget_what(tenant: &Tenant, body: ForgetIn) -> Result<ForgetOut, ApiError> {
     let what = match (body.fact, body.key, body.entity) {
         (Some(id), None, None) => Forget::Fact(FactId(id)),
         (None, Some(k), None) => Forget::Key(k.key()?),
@@ -176,7 +188,7 @@ pub async fn forget(
     let erased = rx
         .await
         .map_err(|_| ApiError::unavailable("the writer stopped"))??;
-    Ok(axum::Json(ForgetOut {
+    Ok(ForgetOut {
         erased: erased.into_iter().map(|id| id.0).collect(),
-    }))
+    })
 }

@@ -2,6 +2,7 @@
 
 use axum::extract::State;
 use axum::http::StatusCode;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::oneshot;
@@ -12,6 +13,7 @@ use super::args::{KeyArg, TimeArg};
 use super::auth::Authed;
 use crate::error::{ApiError, ApiJson, ErrorBody};
 use crate::idempotency::{Acked, check_id};
+use crate::tenant::Tenant;
 use crate::writer::WriteOp;
 use crate::{AppState, Limits};
 use pfm::fact::{FactId, Kind, Op};
@@ -19,7 +21,7 @@ use pfm::limits::check_names;
 use pfm::memory::{MatchedBy, Observation};
 
 /// One observation.
-#[derive(Clone, Debug, Deserialize, ToSchema)]
+#[derive(Clone, Debug, Deserialize, ToSchema, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ObservationIn {
     /// The message text, prompt-ready.
@@ -220,6 +222,20 @@ pub async fn observe(
     } else {
         vec![parse::<ObservationIn>(body)?]
     };
+    observe_items(&state, &tenant, items, request_id)
+        .await
+        .map(axum::Json)
+}
+
+/// Commits `items` for `tenant` (all or none) and answers once they are
+/// durable: the observe endpoint after its body is parsed, and MCP's
+/// `remember`. Checks the batch and observation limits first.
+pub async fn observe_items(
+    state: &AppState,
+    tenant: &Tenant,
+    items: Vec<ObservationIn>,
+    request_id: Option<String>,
+) -> Result<ObserveOut, ApiError> {
     if items.is_empty() {
         return Err(ApiError::bad_request(
             "invalid_input",
@@ -272,12 +288,12 @@ pub async fn observe(
     let observed = rx
         .await
         .map_err(|_| ApiError::unavailable("the writer stopped"))??;
-    Ok(axum::Json(ObserveOut {
+    Ok(ObserveOut {
         receipts: observed
             .receipts
             .into_iter()
             .map(ReceiptOut::from)
             .collect(),
         replayed: observed.replayed,
-    }))
+    })
 }

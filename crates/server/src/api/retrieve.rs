@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::extract::State;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -13,7 +14,7 @@ use utoipa::ToSchema;
 use super::args::TimeArg;
 use super::auth::Authed;
 use crate::error::{ApiError, ApiJson, ErrorBody};
-use crate::tenant::Tenant;
+use crate::tenant::{Tenant, TenantRef};
 use crate::{AppState, Limits};
 use pfm::block::Block;
 use pfm::error::Error;
@@ -25,7 +26,7 @@ use pfm::rules::Rules;
 use pfm_serve::{Fallback, Quantity, Served, Source, Timings};
 
 /// Retrieval mode.
-#[derive(Clone, Copy, Debug, Default, Deserialize, ToSchema, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, Deserialize, ToSchema, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
     /// The newest published version, or a registered context's snapshot.
@@ -38,7 +39,7 @@ pub enum Mode {
 }
 
 /// A point in transaction time for `as_of`.
-#[derive(Clone, Debug, Deserialize, ToSchema)]
+#[derive(Clone, Debug, Deserialize, ToSchema, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "snake_case")]
 pub enum AsOfArg {
     /// Just after this commit.
@@ -48,7 +49,7 @@ pub enum AsOfArg {
 }
 
 /// `POST /v1/retrieve` (and, without the per-call fields, `POST /v1/contexts`).
-#[derive(Clone, Debug, Deserialize, ToSchema)]
+#[derive(Clone, Debug, Deserialize, ToSchema, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RetrieveIn {
     /// The unfinished message (required unless `context_id` is given).
@@ -93,6 +94,7 @@ pub struct RetrieveIn {
     /// to a line only when the line still fits the budget. Default: none.
     #[serde(default)]
     #[schema(value_type = Option<Vec<String>>)]
+    #[schemars(with = "Option<Vec<String>>")]
     pub disclose: Option<Disclose>,
     /// The retrieval arm (at most 32 bytes): `pfm` (default),
     /// `bm25_validity[_p]`, or, when the server runs with `--models`,
@@ -280,6 +282,17 @@ pub async fn retrieve_block(
     Authed(tenant): Authed,
     ApiJson(body): ApiJson<RetrieveIn>,
 ) -> Result<axum::Json<RetrieveOut>, ApiError> {
+    retrieve(&state, &tenant, body).await.map(axum::Json)
+}
+
+/// Serves one retrieval for `tenant` on a request thread, within its
+/// deadline: the retrieve endpoint after its body is parsed, and MCP's
+/// `recall`.
+pub async fn retrieve(
+    state: &AppState,
+    tenant: &TenantRef,
+    body: RetrieveIn,
+) -> Result<RetrieveOut, ApiError> {
     let arrived = Instant::now();
     let deadline = Duration::from_millis(body.deadline_ms.unwrap_or(50));
     if deadline.is_zero() || deadline > Duration::from_secs(10) {
@@ -321,7 +334,7 @@ pub async fn retrieve_block(
     };
     let context_id = body.context_id;
     let opened = tenant.opened();
-    let job_tenant = tenant.clone();
+    let job_tenant = Arc::clone(tenant);
     let job = state.pool.run_for(
         &tenant.in_flight,
         move |local| -> Result<RetrieveOut, ApiError> {
@@ -405,7 +418,7 @@ pub async fn retrieve_block(
     let out = tokio::time::timeout(left, job)
         .await
         .map_err(|_| ApiError::deadline_exceeded(deadline))???;
-    Ok(axum::Json(out))
+    Ok(out)
 }
 
 /// The response for a served block.
