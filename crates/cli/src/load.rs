@@ -5,6 +5,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::Args;
 use pfm_harness::load::http::HttpLoadOptions;
+use pfm_harness::load::mcp::McpLoadOptions;
 use pfm_harness::load::tenants::TenantsLoadOptions;
 use pfm_harness::load::{self, Ingest, LoadOptions, Mode};
 use pfm_serve::Background;
@@ -86,7 +87,14 @@ pub struct LoadArgs {
     /// With --tenants: the Zipf exponent of tenant activity (0: uniform).
     #[arg(long, default_value_t = 1.0)]
     zipf: f64,
-    /// With --tenants: the data directory of the server at --target.
+    /// Measure the MCP tools instead: start `pfm serve` on a new data
+    /// directory (--data-dir, else a temporary one, removed after),
+    /// preload --facts, then time --requests recalls over /v1/retrieve,
+    /// over /mcp (streamable HTTP) and over `pfm mcp` (stdio), side by side.
+    #[arg(long, conflicts_with = "target")]
+    mcp: bool,
+    /// With --tenants: the data directory of the server at --target (with
+    /// --mcp: the one to create).
     #[arg(long)]
     data_dir: Option<std::path::PathBuf>,
     /// With --tenants: the most active tenants to preload (the rest start
@@ -121,6 +129,26 @@ pub struct LoadArgs {
 
 impl LoadArgs {
     pub fn run(self) -> Result<()> {
+        if self.mcp {
+            let scratch = self.data_dir.is_none();
+            let data_dir = self.data_dir.clone().unwrap_or_else(|| {
+                std::env::temp_dir().join(format!("pfm-load-mcp-{}", std::process::id()))
+            });
+            let options = McpLoadOptions {
+                pfm: std::env::current_exe().context("the pfm binary's path")?,
+                data_dir: data_dir.clone(),
+                facts: self.facts,
+                requests: self.requests,
+                seed: self.seed,
+                vocabulary: self.vocabulary,
+            };
+            let report = load::mcp::run(&options, &|line| eprintln!("{line}"));
+            if scratch {
+                let _ = std::fs::remove_dir_all(&data_dir);
+            }
+            let report = report?;
+            return crate::print(&report, self.json, || report.table());
+        }
         if let (Some(target), Some(tenants), Some(data_dir)) =
             (&self.target, self.tenants, &self.data_dir)
         {

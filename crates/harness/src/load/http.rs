@@ -121,12 +121,26 @@ impl Client {
     /// POSTs JSON with `token`; the response body on 2xx, else the error
     /// body as text.
     pub(super) fn post(&self, token: &str, path: &str, body: &Value) -> Result<Value> {
+        self.post_with(token, path, body, &[])
+    }
+
+    /// [`Client::post`] with `headers` added.
+    pub(super) fn post_with(
+        &self,
+        token: &str,
+        path: &str,
+        body: &Value,
+        headers: &[(&str, &str)],
+    ) -> Result<Value> {
         let url = format!("{}{path}", self.base);
-        let response = self
+        let mut request = self
             .agent
             .post(&url)
-            .header("Authorization", &format!("Bearer {token}"))
-            .send_json(body);
+            .header("Authorization", &format!("Bearer {token}"));
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let response = request.send_json(body);
         let text = Client::text(&url, response)?;
         serde_json::from_str(&text).map_err(|e| Error::ShutDown(format!("{url}: {e}")))
     }
@@ -158,6 +172,20 @@ impl Client {
     }
 }
 
+/// Observes `facts` in batches of [`PRELOAD_BATCH`], each under its own key.
+pub(super) fn preload(client: &Client, token: &str, facts: &[SynthFact]) -> Result<()> {
+    for (c, chunk) in facts.chunks(PRELOAD_BATCH).enumerate() {
+        let base = (c * PRELOAD_BATCH) as u64;
+        let batch: Vec<Value> = chunk
+            .iter()
+            .enumerate()
+            .map(|(i, f)| observation(f, base + i as u64, f))
+            .collect();
+        client.post(token, "/v1/observe", &json!({"observations": batch}))?;
+    }
+    Ok(())
+}
+
 /// The observation JSON of fact `i`, filed under slot `slot`'s key (so a
 /// fact with a taken slot revises it).
 pub(super) fn observation(f: &SynthFact, slot: u64, owner: &SynthFact) -> Value {
@@ -184,22 +212,7 @@ pub fn run(options: &HttpLoadOptions, progress: &dyn Fn(&str)) -> Result<HttpLoa
 
     progress(&format!("preloading {} facts", options.facts));
     let started = Instant::now();
-    for (c, chunk) in facts[..options.facts as usize]
-        .chunks(PRELOAD_BATCH)
-        .enumerate()
-    {
-        let base = (c * PRELOAD_BATCH) as u64;
-        let batch: Vec<Value> = chunk
-            .iter()
-            .enumerate()
-            .map(|(i, f)| observation(f, base + i as u64, f))
-            .collect();
-        client.post(
-            &options.token,
-            "/v1/observe",
-            &json!({"observations": batch}),
-        )?;
-    }
+    preload(&client, &options.token, &facts[..options.facts as usize])?;
     let preload_rate = options.facts as f64 / started.elapsed().as_secs_f64().max(1e-9);
 
     // Revisions: streamed fact j revises slot j mod n.

@@ -11,6 +11,7 @@
 //! message (the actor's group commit batches them).
 
 pub mod http;
+pub mod mcp;
 pub mod tenants;
 
 use std::str::FromStr;

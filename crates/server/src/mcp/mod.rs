@@ -107,26 +107,55 @@ pub struct HistoryIn {
 /// The tools' definitions: names, descriptions written for a model, the
 /// input schemas of the body types they take, and hints.
 static TOOLS: LazyLock<Vec<Tool>> = LazyLock::new(|| {
-    let hints = |read_only: bool, destructive: bool| {
-        ToolAnnotations::new()
-            .read_only(read_only)
-            .destructive(destructive)
-            .open_world(false)
-    };
-    vec![
-        Tool::new("remember", REMEMBER, schema_for_type::<ObservationIn>())
-            .with_title("Remember a fact")
-            .with_annotations(hints(false, false)),
-        Tool::new("recall", RECALL, schema_for_type::<RetrieveIn>())
-            .with_title("Recall memory for the prompt")
-            .with_annotations(hints(true, false)),
-        Tool::new("forget", FORGET, schema_for_type::<ForgetIn>())
-            .with_title("Erase facts")
-            .with_annotations(hints(false, true)),
-        Tool::new("history", HISTORY, schema_for_type::<HistoryIn>())
-            .with_title("A value's history")
-            .with_annotations(hints(true, false)),
+    // (name, title, description, input schema, read-only, destructive)
+    [
+        (
+            "remember",
+            "Remember a fact",
+            REMEMBER,
+            schema_for_type::<ObservationIn>(),
+            false,
+            false,
+        ),
+        (
+            "recall",
+            "Recall memory for the prompt",
+            RECALL,
+            schema_for_type::<RetrieveIn>(),
+            true,
+            false,
+        ),
+        (
+            "forget",
+            "Erase facts",
+            FORGET,
+            schema_for_type::<ForgetIn>(),
+            false,
+            true,
+        ),
+        (
+            "history",
+            "A value's history",
+            HISTORY,
+            schema_for_type::<HistoryIn>(),
+            true,
+            false,
+        ),
     ]
+    .into_iter()
+    .map(
+        |(name, title, description, schema, read_only, destructive)| {
+            Tool::new(name, description, schema)
+                .with_title(title)
+                .with_annotations(
+                    ToolAnnotations::new()
+                        .read_only(read_only)
+                        .destructive(destructive)
+                        .open_world(false),
+                )
+        },
+    )
+    .collect()
 });
 
 /// The memory tools of one connection (stdio) or one request (HTTP).
