@@ -1,0 +1,69 @@
+//! What's measured: opening a tenant's durable ledger, what a cold request
+//! to an evicted tenant pays before its retrieval (issue 23's cold open):
+//! redb's open and read of every row, the rows' decoding, and
+//! `Memory::restore` (the ledger's lookup maps and checks, then the
+//! gazetteer, graph, timeline and index segments rebuilt from the facts).
+//! - `tenant_open/1000_facts`: `DurableLedger::open` of the ledger below.
+//!
+//! Corpus: seed 7, wide vocabulary (`shared/specs/synthetic-corpus.md`),
+//! the first 1,000 facts, each under its own key (`pfm load --tenants`
+//! preloads its tenants this way), then 100 of them revised (history).
+//! Notes: the ledger is written once to a temporary directory; each
+//! iteration opens it and drops it (the file lock is released before the
+//! next). Under mimalloc, as in `pfm serve`. Compare medians side by side
+//! in one run.
+
+use std::time::Duration;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use pfm::{Config, Key, Memory};
+use pfm_server::durable::{Batch, DurableLedger};
+use pfm_synth::Vocabulary;
+
+// The server's allocator: an open's many small allocations are part of
+// its cost.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+const FACTS: usize = 1_000;
+
+fn ledger() -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("pfm-bench-open-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (facts, _) = pfm_synth::generate(FACTS as u64 + 100, 7, Vocabulary::Wide, 0);
+    let mut memory = Memory::new(Config::default()).expect("default config is valid");
+    let keyed = |i: usize, f: &pfm_synth::SynthFact, owner: &pfm_synth::SynthFact| {
+        let key = Key::new(&owner.entities[0], &format!("fact{i}")).expect("a valid key");
+        f.observation().with_key(key, None)
+    };
+    let first: Vec<_> = (0..FACTS).map(|i| keyed(i, &facts[i], &facts[i])).collect();
+    memory
+        .observe_batch(first)
+        .expect("corpus observations are valid");
+    let revisions: Vec<_> = (0..100)
+        .map(|j| keyed(j * 10, &facts[FACTS + j], &facts[j * 10]))
+        .collect();
+    memory
+        .observe_batch(revisions)
+        .expect("corpus observations are valid");
+    let (store, _) = DurableLedger::open(&dir, Config::default()).expect("a new ledger");
+    store.write(&Batch::full(&memory)).expect("written");
+    dir
+}
+
+fn open(c: &mut Criterion) {
+    let dir = ledger();
+    let mut group = c.benchmark_group("tenant_open");
+    group.bench_function("1000_facts", |b| {
+        b.iter(|| DurableLedger::open(&dir, Config::default()).expect("opens"))
+    });
+    group.finish();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(30).measurement_time(Duration::from_secs(5));
+    targets = open
+}
+criterion_main!(benches);
