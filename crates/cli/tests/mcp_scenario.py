@@ -6,8 +6,9 @@ transport:
     python mcp_scenario.py http URL TOKEN
 
 It lists the tools, remembers a value, revises it, recalls (only the new
-value), reads the key's history, forgets the key, recalls (gone), and sends
-a bad argument (a tool error; the server keeps serving). Every call and its
+value), reads the key's history, forgets the key, recalls (gone), sends
+bad arguments (tool errors; the server keeps serving) and retries a call
+with its request_id (replayed, not written twice). Every call and its
 answer is printed as one JSON line (the README's transcript); any
 unexpected answer fails with exit status 1. crates/cli/tests/mcp.rs runs it.
 """
@@ -90,6 +91,16 @@ async def scenario(session):
     # Still serving after the errors.
     err, after = await call(session, "remember", {"text": "Alex Rivera prefers tea.", "participants": PEOPLE})
     check(not err and after["outcome"] == "created", "the server keeps serving", after)
+
+    # A retry with the same request_id is answered from the first call's
+    # receipt and writes nothing.
+    retried = {"text": "Alex Rivera's badge number is 4471.", "participants": PEOPLE,
+               "request_id": "retry-7f3a"}
+    err, once = await call(session, "remember", retried)
+    check(not err and once["replayed"] is False, "a first request_id is written", once)
+    err, again = await call(session, "remember", retried)
+    check(not err and again["replayed"] is True and (again["fact"], again["seq"]) == (once["fact"], once["seq"]),
+          "a retried request_id is replayed", again)
 
 
 async def main():

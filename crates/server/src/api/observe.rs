@@ -4,7 +4,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Map, Value};
 use tokio::sync::oneshot;
 use utoipa::ToSchema;
 
@@ -204,18 +204,9 @@ pub async fn observe(
     Authed(tenant): Authed,
     ApiJson(mut body): ApiJson<Value>,
 ) -> Result<axum::Json<ObserveOut>, ApiError> {
-    let request_id = match body.as_object_mut().and_then(|o| o.remove("request_id")) {
+    let request_id = match body.as_object_mut() {
+        Some(fields) => take_request_id(fields)?,
         None => None,
-        Some(Value::String(id)) => {
-            check_id(&id).map_err(|m| ApiError::bad_request("invalid_input", m))?;
-            Some(id)
-        }
-        Some(_) => {
-            return Err(ApiError::bad_request(
-                "invalid_input",
-                "request_id must be a string (e.g. a UUID)",
-            ));
-        }
     };
     let items: Vec<ObservationIn> = if body.get("observations").is_some() {
         parse::<ObserveBatch>(body)?.observations
@@ -225,6 +216,22 @@ pub async fn observe(
     observe_items(&state, &tenant, items, request_id)
         .await
         .map(axum::Json)
+}
+
+/// Removes a top-level `request_id` (an idempotency key) from a body's
+/// `fields` and checks it.
+pub fn take_request_id(fields: &mut Map<String, Value>) -> Result<Option<String>, ApiError> {
+    match fields.remove("request_id") {
+        None => Ok(None),
+        Some(Value::String(id)) => {
+            check_id(&id).map_err(|m| ApiError::bad_request("invalid_input", m))?;
+            Ok(Some(id))
+        }
+        Some(_) => Err(ApiError::bad_request(
+            "invalid_input",
+            "request_id must be a string (e.g. a UUID)",
+        )),
+    }
 }
 
 /// Commits `items` for `tenant` (all or none) and answers once they are

@@ -21,8 +21,9 @@ use std::sync::{Arc, LazyLock};
 use axum::http::StatusCode;
 use rmcp::handler::server::common::schema_for_type;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, JsonObject,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -32,7 +33,7 @@ use serde_json::{Map, Value, json};
 
 use crate::AppState;
 use crate::api::facts::{fact_out, forget_what};
-use crate::api::observe::observe_items;
+use crate::api::observe::{observe_items, take_request_id};
 use crate::api::retrieve::retrieve;
 use crate::api::{ForgetIn, KeyArg, ObservationIn, RetrieveIn};
 use crate::error::ApiError;
@@ -61,7 +62,12 @@ statement confirms it), completed (the change happened), correction, abandonment
 up), other. `at` is when it was said (ms since the epoch, or a date such as \"2025-06-02\" or \
 \"June 2, 2025 9:30 AM\"); default now. Returns the receipt: `outcome` (created, superseded, \
 reobserved, absorbed, duplicate, staged, promoted, contested, rejected, revoked, resolved, ...), \
-the `fact` id, the value it displaced (`previous`) and the `key` it was filed under.";
+the `fact` id, the value it displaced (`previous`), the `key` it was filed under, and \
+`replayed` (true when a `request_id` was seen before: nothing was written).";
+
+const REQUEST_ID: &str = "An idempotency key (1 to 128 visible ASCII characters, e.g. a \
+UUID): if you retry a call that may have gone through, send the same request_id and the \
+original receipt comes back with replayed: true, nothing written twice.";
 
 const RECALL: &str = "Get the memory block to put in your prompt before you answer: at most `k` \
 facts (default 6) in at most `budget` characters (default 800), current values only, one line \
@@ -113,7 +119,7 @@ static TOOLS: LazyLock<Vec<Tool>> = LazyLock::new(|| {
             "remember",
             "Remember a fact",
             REMEMBER,
-            schema_for_type::<ObservationIn>(),
+            remember_schema(),
             false,
             false,
         ),
@@ -157,6 +163,19 @@ static TOOLS: LazyLock<Vec<Tool>> = LazyLock::new(|| {
     )
     .collect()
 });
+
+/// `remember`'s input: an observation, and the request id `/v1/observe`
+/// takes beside it.
+fn remember_schema() -> Arc<JsonObject> {
+    let mut schema = JsonObject::clone(&schema_for_type::<ObservationIn>());
+    if let Some(Value::Object(properties)) = schema.get_mut("properties") {
+        properties.insert(
+            "request_id".into(),
+            json!({"type": "string", "description": REQUEST_ID}),
+        );
+    }
+    Arc::new(schema)
+}
 
 /// The memory tools of one connection (stdio) or one request (HTTP).
 #[derive(Clone)]
@@ -207,9 +226,15 @@ impl MemoryTools {
     ) -> Result<Value, ApiError> {
         match name {
             "remember" => {
+                let mut arguments = arguments;
+                let request_id = take_request_id(&mut arguments)?;
                 let o: ObservationIn = parse(arguments)?;
-                let mut out = observe_items(&self.state, tenant, vec![o], None).await?;
-                Ok(to_value(out.receipts.pop()))
+                let mut out = observe_items(&self.state, tenant, vec![o], request_id).await?;
+                let mut receipt = to_value(out.receipts.pop());
+                if let Some(fields) = receipt.as_object_mut() {
+                    fields.insert("replayed".into(), Value::Bool(out.replayed));
+                }
+                Ok(receipt)
             }
             "recall" => {
                 let out = retrieve(&self.state, tenant, parse(arguments)?).await?;
