@@ -15,8 +15,9 @@ pub struct TenantArgs {
 
 #[derive(Subcommand)]
 enum TenantAction {
-    /// Create a tenant with its own revision ordering (fixed for its life)
-    /// and print its first token (shown once).
+    /// Create a tenant with its own revision ordering and retrieval
+    /// defaults (fixed for its life) and print its first token (shown
+    /// once).
     Create {
         /// The tenant: 1 to 64 characters of a-z, 0-9, '-', '_'.
         #[arg(long)]
@@ -26,6 +27,15 @@ enum TenantAction {
         /// becomes history).
         #[arg(long, default_value = "arrival")]
         ordering: pfm::config::ChainOrder,
+        /// The tenant's recency decay for retrievals that do not say: span,
+        /// fixed or off. Default: the server's (`pfm serve --recency`).
+        #[arg(long)]
+        recency: Option<pfm::rank::Recency>,
+        /// The tenant's ranker for retrievals that name none (pfm,
+        /// bm25_validity[_p], dense_validity, hybrid_validity, ...).
+        /// Default: pfm.
+        #[arg(long)]
+        ranker: Option<String>,
         /// The server's data directory.
         #[arg(long, default_value = "pfm-data")]
         data_dir: PathBuf,
@@ -59,10 +69,18 @@ impl TenantArgs {
             TenantAction::Create {
                 tenant,
                 ordering,
+                recency,
+                ranker,
                 data_dir,
             } => {
-                let Some(token) =
-                    lifecycle::create(&data_dir, &tenant, ordering, jiff::Timestamp::now())?
+                let settings = durable::Settings { recency, ranker };
+                let Some(token) = lifecycle::create(
+                    &data_dir,
+                    &tenant,
+                    ordering,
+                    settings,
+                    jiff::Timestamp::now(),
+                )?
                 else {
                     bail!(
                         "tenant {tenant} exists in {}: `pfm token create --tenant {tenant}` gives it another token",

@@ -201,3 +201,82 @@ fn a_tenant_deleted_under_traffic_stays_deleted() {
     assert!(!grep(&dir, "31race77"));
     server.stop();
 }
+
+#[test]
+fn a_tenant_created_with_its_own_ranker_serves_requests_that_name_none_with_it() {
+    let dir = tempdir("settings");
+    let admin_token = admin(&dir);
+    let server = Server::start(&dir, &[]);
+    let ops = Client::new(&server, Some(&admin_token));
+    let bad = ops.call(
+        "POST",
+        "/v1/tenants",
+        Some(json!({"tenant": "t1", "ranker": "bm26"})),
+    );
+    assert_eq!(
+        (bad.0, bad.1["error"]["code"].as_str()),
+        (400, Some("invalid_input")),
+        "{}",
+        bad.1
+    );
+    let bad = ops.call(
+        "POST",
+        "/v1/tenants",
+        Some(json!({"tenant": "t1", "recency": "sometimes"})),
+    );
+    assert_eq!(bad.0, 422, "{}", bad.1);
+
+    // This server has no --models: a tenant whose own ranker is dense is
+    // answered dense_unavailable when a request names no ranker, and
+    // served when it names one.
+    let created = ops.call(
+        "POST",
+        "/v1/tenants",
+        Some(json!({"tenant": "dense", "ranker": "dense_validity", "recency": "off"})),
+    );
+    assert_eq!(created.0, 201, "{}", created.1);
+    let dense = Client::new(&server, created.1["token"].as_str());
+    dense.observe(json!({"text": "Alex Rivera lives in Lisbon.", "at": "2025-06-01"}));
+    let plain = dense.call(
+        "POST",
+        "/v1/retrieve",
+        Some(json!({"context": "where does Alex live"})),
+    );
+    assert_eq!(
+        (plain.0, plain.1["error"]["code"].as_str()),
+        (503, Some("dense_unavailable")),
+        "{}",
+        plain.1
+    );
+    let named = dense.ok(
+        "POST",
+        "/v1/retrieve",
+        Some(json!({"context": "where does Alex live", "ranker": "pfm"})),
+    );
+    assert!(
+        named["block"].as_str().unwrap().contains("Lisbon"),
+        "{named}"
+    );
+
+    // The CLI takes the same settings; a tenant without any is served by
+    // the pfm ranker.
+    pfm(
+        &[
+            "tenant",
+            "create",
+            "--tenant",
+            "cli",
+            "--recency",
+            "fixed",
+            "--ranker",
+            "bm25_validity",
+        ],
+        &dir,
+    );
+    let plain_token = token(&dir, "plain");
+    let plain = Client::new(&server, Some(&plain_token));
+    plain.observe(json!({"text": "Alex Rivera lives in Lisbon.", "at": "2025-06-01"}));
+    let block = plain.retrieve("where does Alex live", &[]);
+    assert!(block.contains("Lisbon"), "{block}");
+    server.stop();
+}

@@ -20,7 +20,8 @@
 //! (body and state) as JSON. Table `meta`: the format, the next fact id,
 //! the last commit's sequence number and wall time, and the store's revision
 //! ordering (arrival or event time: a store keeps the one it was built
-//! under). Table `requests`: the
+//! under). Table `settings`: the tenant's own retrieval defaults, when it
+//! was created with any ([`Settings`]). Table `requests`: the
 //! client request ids of idempotent writes → their receipts (see
 //! `idempotency`). A [`Batch`] carries the rows one or more commits wrote
 //! (the store's [`Journal`]) and the request ids they answer; one
@@ -58,11 +59,13 @@ use pfm::config::{ChainOrder, Config};
 use pfm::error::{Error, Result};
 use pfm::fact::{Fact, FactId, Seq};
 use pfm::memory::{Journal, Memory};
+use pfm::rank::{Ranker, Recency};
 use pfm::time::WallTime;
 
 const FACTS: TableDefinition<u64, &[u8]> = TableDefinition::new("facts");
 const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
 const REQUESTS: TableDefinition<&str, &[u8]> = TableDefinition::new("requests");
+const SETTINGS: TableDefinition<&str, &str> = TableDefinition::new("settings");
 
 /// The on-disk format this build writes and reads.
 pub const FORMAT: u64 = 1;
@@ -101,6 +104,32 @@ impl Meta {
             committed_at: ledger.committed_at(),
             ordering: Some(memory.config().ordering),
         }
+    }
+}
+
+/// A tenant's own retrieval defaults, chosen when it is created and kept
+/// for its life (a request still says otherwise for itself): absent, the
+/// server's (`pfm serve --recency`, the `pfm` ranker).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Settings {
+    /// How recency decays (`span`, `fixed`, `off`).
+    pub recency: Option<Recency>,
+    /// The ranker of requests that name none (a [`Ranker::named`] name).
+    pub ranker: Option<String>,
+}
+
+impl Settings {
+    /// Whether every setting is valid (the ranker's name is known).
+    pub fn validate(&self) -> Result<()> {
+        if let Some(name) = &self.ranker {
+            Ranker::named(name)?;
+        }
+        Ok(())
+    }
+
+    /// The ranker of requests that name none, if the tenant has its own.
+    pub fn ranker(&self) -> Result<Option<Ranker>> {
+        self.ranker.as_deref().map(Ranker::named).transpose()
     }
 }
 
@@ -158,6 +187,8 @@ pub struct DurableLedger {
     path: PathBuf,
     db: Database,
     disk: Arc<dyn Disk>,
+    /// As read on open (or written since): a rewrite copies them.
+    settings: Settings,
 }
 
 impl std::fmt::Debug for DurableLedger {
@@ -239,7 +270,13 @@ impl DurableLedger {
             disk.sync_dir(holder)
                 .map_err(|e| storage(holder, "sync the directory", e))?;
         }
-        let store = DurableLedger { path, db, disk };
+        let mut store = DurableLedger {
+            path,
+            db,
+            disk,
+            settings: Settings::default(),
+        };
+        store.settings = store.read_settings()?;
         let (facts, meta) = store.read(false)?;
         let corrupt: Vec<_> = facts.iter().filter_map(|r| r.as_ref().err()).collect();
         if let Some((key, why)) = corrupt.first() {
@@ -253,13 +290,60 @@ impl DurableLedger {
         // A store keeps the ordering it was built under: its chains are
         // ordered by it (`Ledger::verify`), so `config` chooses only a
         // new store's.
-        let config = Config {
+        let mut config = Config {
             ordering: meta.ordering.unwrap_or(config.ordering),
             ..config
         };
+        if let Some(recency) = store.settings.recency {
+            config.score.recency = recency;
+        }
         let memory = Memory::restore(config, facts, meta.next_id, meta.seq, meta.committed_at)
             .map_err(|e| Error::InvalidState(format!("{}: {e}", store.path.display())))?;
         Ok((store, memory))
+    }
+
+    /// The tenant's own retrieval defaults.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// Records the tenant's own retrieval defaults (at its creation: the
+    /// store it is opened with next takes them), durably.
+    pub fn write_settings(&mut self, settings: Settings) -> Result<()> {
+        settings.validate()?;
+        let p = &self.path;
+        let txn = self.db.begin_write().map_err(|e| storage(p, "begin", e))?;
+        write_settings(&txn, p, &settings)?;
+        txn.commit().map_err(|e| storage(p, "commit", e))?;
+        self.settings = settings;
+        Ok(())
+    }
+
+    fn read_settings(&self) -> Result<Settings> {
+        let p = &self.path;
+        let txn = self.db.begin_read().map_err(|e| storage(p, "read", e))?;
+        let table = match txn.open_table(SETTINGS) {
+            Ok(t) => t,
+            Err(redb::TableError::TableDoesNotExist(_)) => return Ok(Settings::default()),
+            Err(e) => return Err(storage(p, "read settings", e)),
+        };
+        let get = |name: &str| -> Result<Option<String>> {
+            Ok(table
+                .get(name)
+                .map_err(|e| storage(p, "read settings", e))?
+                .map(|v| v.value().to_owned()))
+        };
+        let recency = get("recency")?
+            .map(|r| {
+                serde_json::from_value(serde_json::Value::String(r.clone())).map_err(|_| {
+                    Error::InvalidState(format!("{}: unknown recency {r:?}", p.display()))
+                })
+            })
+            .transpose()?;
+        Ok(Settings {
+            recency,
+            ranker: get("ranker")?,
+        })
     }
 
     /// The ledger file.
@@ -384,13 +468,17 @@ impl DurableLedger {
                 .map_err(|e| storage(&tmp, "remove", e))?;
         }
         {
-            let fresh = DurableLedger {
+            let mut fresh = DurableLedger {
                 db: open_db(disk, &tmp)?,
                 path: tmp.clone(),
                 disk: self.disk.clone(),
+                settings: Settings::default(),
             };
             disk.restrict(&tmp, 0o600)?;
             fresh.write(full)?;
+            if self.settings != Settings::default() {
+                fresh.write_settings(self.settings.clone())?;
+            }
         }
         disk.rename(&tmp, &self.path)
             .map_err(|e| storage(&self.path, "replace", e))?;
@@ -427,6 +515,25 @@ fn write_meta(txn: &redb::WriteTransaction, p: &Path, meta: Meta) -> Result<()> 
     Ok(())
 }
 
+fn write_settings(txn: &redb::WriteTransaction, p: &Path, settings: &Settings) -> Result<()> {
+    let mut t = txn
+        .open_table(SETTINGS)
+        .map_err(|e| storage(p, "open settings", e))?;
+    let recency = settings.recency.map(|r| match r {
+        Recency::Fixed => "fixed",
+        Recency::Span => "span",
+        Recency::Off => "off",
+    });
+    for (name, value) in [("recency", recency), ("ranker", settings.ranker.as_deref())] {
+        match value {
+            Some(v) => t.insert(name, v).map(drop),
+            None => t.remove(name).map(drop),
+        }
+        .map_err(|e| storage(p, "write settings", e))?;
+    }
+    Ok(())
+}
+
 fn decode(key: u64, bytes: &[u8]) -> Result<Fact, (u64, String)> {
     let fact: Fact = serde_json::from_slice(bytes).map_err(|e| {
         (
@@ -455,6 +562,7 @@ pub fn repair(dir: &Path, config: Config, drop_corrupt: bool) -> Result<RepairRe
         db: open_db(&Os, &path)?,
         path,
         disk: Arc::new(Os),
+        settings: Settings::default(),
     };
     let (facts, _) = store.read(true)?;
     let mut report = RepairReport {

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use pfm::config::{ChainOrder, Config};
 use pfm::error::{Error, Result};
 
-use crate::durable::{Batch, DurableLedger};
+use crate::durable::{Batch, DurableLedger, Settings};
 use crate::tokens::{self, Grant, Scope};
 
 /// One tenant of a data directory.
@@ -89,17 +89,20 @@ pub fn find(data_dir: &Path, name: &str) -> Result<Option<TenantInfo>> {
     }))
 }
 
-/// Creates a tenant with its revision `ordering` (fixed for its life: the
-/// ledger records it with its first write) and its first token, which it
-/// returns (shown once); `None` if the tenant exists. Two creates of one
-/// name race on creating its directory, which only one wins.
+/// Creates a tenant with its revision `ordering` and retrieval `settings`
+/// (fixed for its life: the ledger records them before its first write)
+/// and its first token, which it returns (shown once); `None` if the
+/// tenant exists. Two creates of one name race on creating its directory,
+/// which only one wins.
 pub fn create(
     data_dir: &Path,
     name: &str,
     ordering: ChainOrder,
+    settings: Settings,
     now: jiff::Timestamp,
 ) -> Result<Option<String>> {
     tokens::check_tenant(name)?;
+    settings.validate()?;
     crate::files::private_dir(&data_dir.join("tenants"))?;
     let dir = tenant_dir(data_dir, name);
     match std::fs::create_dir(&dir) {
@@ -116,8 +119,11 @@ pub fn create(
         ordering,
         ..Config::default()
     };
-    let (store, memory) = DurableLedger::open(&dir, config)?;
+    let (mut store, memory) = DurableLedger::open(&dir, config)?;
     store.write(&Batch::full(&memory))?;
+    if settings != Settings::default() {
+        store.write_settings(settings)?;
+    }
     drop((store, memory));
     tokens::create(data_dir, Grant::Tenant(name), now).map(Some)
 }
@@ -143,6 +149,6 @@ pub fn register(
     match find(data_dir, name)? {
         Some(t) if t.tokens > 0 => Ok(false),
         Some(_) => tokens::create(data_dir, Grant::Tenant(name), now).map(|_| true),
-        None => create(data_dir, name, ordering, now).map(|t| t.is_some()),
+        None => create(data_dir, name, ordering, Settings::default(), now).map(|t| t.is_some()),
     }
 }

@@ -25,6 +25,7 @@ use super::{files, lifecycle, tokens};
 use crate::durable::DurableLedger;
 use pfm::config::Config;
 use pfm::error::{Error, Result};
+use pfm::rank::Ranker;
 use pfm_serve::{Host, Locked, Opening, Pin, Residency, Runtime, ServeOptions};
 
 /// How each tenant's store is served.
@@ -119,6 +120,9 @@ pub struct Tenant {
     pub name: String,
     /// Its serving runtime.
     pub runtime: Arc<Runtime>,
+    /// Its own ranker for requests that name none (created with one:
+    /// `durable::Settings`); its own recency is in its store's config.
+    pub ranker: Option<Ranker>,
     writer: Writer,
     limiter: DefaultDirectRateLimiter,
     ingest: DefaultDirectRateLimiter,
@@ -180,6 +184,7 @@ impl Tenant {
     fn open(name: &str, dir: &Path, shared: &Shared) -> Result<Tenant> {
         let options = &shared.options;
         let (store, mut memory) = DurableLedger::open(dir, options.config.clone())?;
+        let ranker = store.settings().ranker()?;
         if let Some(encoder) = &shared.encoder {
             // Vectors are not stored: a restart embeds every retained fact.
             memory.set_encoder(Box::new(encoder.clone()), false)?;
@@ -195,6 +200,7 @@ impl Tenant {
         Ok(Tenant {
             name: name.to_owned(),
             runtime,
+            ranker,
             writer,
             limiter: RateLimiter::direct(Quota::per_second(options.rate_limit)),
             ingest: RateLimiter::direct(Quota::per_second(options.observe_rate)),

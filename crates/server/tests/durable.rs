@@ -212,6 +212,62 @@ fn a_store_keeps_the_ordering_it_was_built_under() {
     reopened.ledger().verify().unwrap();
 }
 
+#[test]
+fn a_tenant_keeps_its_retrieval_settings_across_reopen_and_erasure() {
+    use pfm::rank::Recency;
+    use pfm_server::durable::Settings;
+    let data = tempdir("settings");
+    let settings = Settings {
+        recency: Some(Recency::Off),
+        ranker: Some("bm25_validity".into()),
+    };
+    let bad = Settings {
+        ranker: Some("bm26".into()),
+        ..Settings::default()
+    };
+    let now = jiff::Timestamp::now();
+    let err = pfm_server::lifecycle::create(&data, "bad", Default::default(), bad, now);
+    assert!(err.unwrap_err().to_string().contains("unknown ranker"));
+    let created =
+        pfm_server::lifecycle::create(&data, "me", Default::default(), settings.clone(), now);
+    assert!(created.unwrap().is_some());
+    let dir = pfm_server::lifecycle::tenant_dir(&data, "me");
+
+    // Opened under a server whose default is fixed recency, it keeps its own.
+    let fixed = Config::default();
+    let mut server_default = fixed.clone();
+    server_default.score.recency = Recency::Fixed;
+    let (mut store, mut memory) = DurableLedger::open(&dir, server_default.clone()).unwrap();
+    assert_eq!(store.settings(), &settings);
+    assert_eq!(memory.config().score.recency, Recency::Off);
+    assert_eq!(
+        store.settings().ranker().unwrap().unwrap().name,
+        "bm25_validity"
+    );
+
+    // An erasure rewrites the file: the settings are copied into the new one.
+    observe(&store, &mut memory, &[("Alex Rivera lives in Lisbon.", 2)]);
+    memory
+        .forget(&Forget::Entity("Alex Rivera".into()), day(3))
+        .unwrap();
+    store.rewrite(&Batch::full(&memory)).unwrap();
+    drop((store, memory));
+    let (store, memory) = DurableLedger::open(&dir, server_default).unwrap();
+    assert_eq!(store.settings(), &settings);
+    assert_eq!(memory.config().score.recency, Recency::Off);
+
+    // A tenant created without settings follows the server's.
+    drop((store, memory));
+    pfm_server::lifecycle::create(&data, "plain", Default::default(), Settings::default(), now)
+        .unwrap();
+    let dir = pfm_server::lifecycle::tenant_dir(&data, "plain");
+    let mut server_default = fixed;
+    server_default.score.recency = Recency::Fixed;
+    let (store, memory) = DurableLedger::open(&dir, server_default).unwrap();
+    assert_eq!(store.settings(), &Settings::default());
+    assert_eq!(memory.config().score.recency, Recency::Fixed);
+}
+
 /// `pfm tenant delete` waits on this: an open ledger is locked, a closed
 /// one is not.
 #[test]

@@ -42,7 +42,7 @@ pub async fn register_context(
         ));
     }
     let follow_clock = body.at.is_none();
-    let mut request = body.request(&state.limits)?;
+    let mut request = body.request(&state.limits, tenant.ranker.as_ref())?;
     if request.ranker.needs_vector() {
         // A context's text is fixed: it is encoded once, on a request
         // thread, and the snapshot publisher's retrievals reuse the vector.

@@ -114,7 +114,13 @@ pub struct RetrieveIn {
 }
 
 impl RetrieveIn {
-    pub(super) fn request(&self, limits: &Limits) -> Result<Request, ApiError> {
+    /// The core request, with `tenant_ranker` (the tenant's own default,
+    /// if it has one) when the body names no ranker.
+    pub(super) fn request(
+        &self,
+        limits: &Limits,
+        tenant_ranker: Option<&pfm::rank::Ranker>,
+    ) -> Result<Request, ApiError> {
         let context = self.context.clone().ok_or_else(|| {
             ApiError::bad_request("invalid_input", "context is required (or give context_id)")
         })?;
@@ -151,8 +157,10 @@ impl RetrieveIn {
         if let Some(d) = self.disclose {
             request = request.with_disclose(d);
         }
-        if let Some(r) = &self.ranker {
-            request = request.with_ranker(pfm::rank::Ranker::named(r)?);
+        match (&self.ranker, tenant_ranker) {
+            (Some(r), _) => request = request.with_ranker(pfm::rank::Ranker::named(r)?),
+            (None, Some(r)) => request = request.with_ranker(r.clone()),
+            (None, None) => {}
         }
         if let Some(r) = self.recency {
             request = request.with_recency(r);
@@ -325,7 +333,7 @@ pub async fn retrieve(
             ));
         }
         Some(_) => None,
-        None => Some(body.request(&state.limits)?),
+        None => Some(body.request(&state.limits, tenant.ranker.as_ref())?),
     };
     let as_of = match body.as_of {
         Some(AsOfArg::Seq(s)) => Some(AsOf::Seq(s)),
@@ -461,7 +469,19 @@ mod tests {
     fn parse(body: &str) -> Result<Request, ApiError> {
         let input: RetrieveIn = serde_json::from_str(body)
             .map_err(|e| ApiError::bad_request("invalid_body", e.to_string()))?;
-        input.request(&Limits::default())
+        input.request(&Limits::default(), None)
+    }
+
+    #[test]
+    fn a_tenant_ranker_is_the_default_and_a_request_overrides_it() {
+        let tenant = pfm::rank::Ranker::named("bm25_validity").unwrap();
+        let ranker = |body: &str| {
+            let input: RetrieveIn = serde_json::from_str(body).unwrap();
+            let request = input.request(&Limits::default(), Some(&tenant)).unwrap();
+            request.ranker.name
+        };
+        assert_eq!(ranker(r#"{"context": "x"}"#), "bm25_validity");
+        assert_eq!(ranker(r#"{"context": "x", "ranker": "pfm"}"#), "pfm");
     }
 
     #[test]

@@ -14,6 +14,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::auth::bearer;
 use crate::AppState;
+use crate::durable::Settings;
 use crate::error::{ApiError, ApiJson, ErrorBody};
 use crate::lifecycle::{self, TenantInfo};
 use crate::tenant::Deletion;
@@ -96,6 +97,17 @@ pub struct TenantIn {
     /// the tenant's life.
     #[schema(value_type = Option<String>)]
     pub ordering: Option<ChainOrder>,
+    /// The tenant's recency decay for requests that do not say: `span`,
+    /// `fixed` or `off`; absent, the server's (`pfm serve --recency`).
+    /// Fixed for the tenant's life.
+    #[schema(value_type = Option<String>)]
+    #[serde(default)]
+    pub recency: Option<pfm::rank::Recency>,
+    /// The tenant's ranker for requests that name none (see
+    /// `/v1/retrieve`'s `ranker`); absent, `pfm`. Fixed for the tenant's
+    /// life.
+    #[serde(default)]
+    pub ranker: Option<String>,
 }
 
 /// A new token, shown once (only its hash is stored).
@@ -211,6 +223,10 @@ pub async fn create_tenant(
 ) -> Result<impl IntoResponse, ApiError> {
     let tenants = state.tenants.clone();
     let name = body.tenant.clone();
+    let settings = Settings {
+        recency: body.recency,
+        ranker: body.ranker,
+    };
     let token = state
         .pool
         .run(move |_| {
@@ -218,6 +234,7 @@ pub async fn create_tenant(
                 tenants.data_dir(),
                 &name,
                 body.ordering.unwrap_or_default(),
+                settings,
                 jiff::Timestamp::now(),
             )
         })

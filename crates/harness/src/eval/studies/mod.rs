@@ -68,6 +68,13 @@ pub fn rule_rows() -> Vec<(&'static str, Rules)> {
             "margin gate",
             r(Identity::None, Abstain::Margin(MARGIN_TAU)),
         ),
+        // The schema-free gate (`"abstain": "auto"`, chosen on LoCoMo):
+        // not in the paper; here for its cost on the controlled benchmark.
+        ("coverage gate (auto)", r(Identity::None, Abstain::Auto)),
+        (
+            "posterior + coverage gate (auto)",
+            r(Identity::Posterior, Abstain::Auto),
+        ),
     ]
 }
 

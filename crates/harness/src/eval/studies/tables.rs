@@ -293,9 +293,10 @@ pub fn markdown(w: &mut String, s: &Studies) {
          Main benchmark: the 1,200 requests above. Third party: requests on chains whose facts \
          another person told (participants slice). Hard slice: 120 answerable same-name requests \
          (clean) and 60 unanswerable room requests (abstained). Margin gate at τ = {}; slot gate at \
-         τ = {}.\n",
+         τ = {}; coverage gate (`\"abstain\": \"auto\"`, not in the paper) at τ = {}.\n",
         super::MARGIN_TAU,
-        super::SLOT_TAU
+        super::SLOT_TAU,
+        pfm::rules::gate::DEFAULT_COVERAGE
     );
     let _ = writeln!(
         w,
