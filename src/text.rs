@@ -30,28 +30,30 @@ pub fn normalize(text: &str) -> String {
     } else {
         text.to_lowercase().replace(['\u{2019}', '\u{2018}'], "'")
     };
-    let chars: Vec<char> = lower.chars().collect();
+    // One pass over byte offsets, each on a char boundary: no per-char or
+    // per-word allocation (this runs on every observation, query and
+    // replayed fact). `tests::normalize_matches_the_char_by_char_reading`
+    // checks it against the plain reading.
+    let at = |i: usize| lower[i..].chars().next();
     let mut out = String::with_capacity(lower.len());
     let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
+    while let Some(c) = at(i) {
         if c.is_alphabetic() {
             let start = i;
-            while i < chars.len() && chars[i].is_alphabetic() {
-                i += 1;
+            while let Some(c) = at(i).filter(|c| c.is_alphabetic()) {
+                i += c.len_utf8();
             }
-            let word: String = chars[start..i].iter().collect();
+            let word = &lower[start..i];
             // `a.m.` / `p.m.` after a number.
             if (word == "a" || word == "p")
-                && chars.get(i) == Some(&'.')
-                && chars.get(i + 1) == Some(&'m')
-                && !chars.get(i + 2).is_some_and(|c| c.is_alphanumeric())
+                && lower.as_bytes()[i..].starts_with(b".m")
+                && !at(i + 2).is_some_and(|c| c.is_alphanumeric())
                 && ends_with_digit_then_space(&out)
             {
                 trim_trailing_space(&mut out);
                 out.push_str(if word == "a" { "am" } else { "pm" });
                 i += 2;
-                if chars.get(i) == Some(&'.') {
+                if at(i) == Some('.') {
                     i += 1;
                 }
                 continue;
@@ -59,18 +61,18 @@ pub fn normalize(text: &str) -> String {
             if (word == "am" || word == "pm") && ends_with_digit_then_space(&out) {
                 trim_trailing_space(&mut out);
             }
-            out.push_str(month_abbreviation(&word).unwrap_or(&word));
+            out.push_str(month_abbreviation(word).unwrap_or(word));
             continue;
         }
         if c == ','
             && out.ends_with(|p: char| p.is_ascii_digit())
-            && is_digit_group(&chars[i + 1..])
+            && is_digit_group(&lower.as_bytes()[i + 1..])
         {
             i += 1;
             continue;
         }
         out.push(c);
-        i += 1;
+        i += c.len_utf8();
     }
     out
 }
@@ -87,10 +89,11 @@ fn trim_trailing_space(out: &mut String) {
 }
 
 /// Exactly three digits, then something that is not a digit (or the end).
-fn is_digit_group(rest: &[char]) -> bool {
+/// On bytes: a character that is not ASCII never starts with a digit byte.
+fn is_digit_group(rest: &[u8]) -> bool {
     rest.len() >= 3
-        && rest[..3].iter().all(|c| c.is_ascii_digit())
-        && !rest.get(3).is_some_and(|c| c.is_ascii_digit())
+        && rest[..3].iter().all(u8::is_ascii_digit)
+        && !rest.get(3).is_some_and(u8::is_ascii_digit)
 }
 
 /// The abbreviation of a lowercase full month name, if `word` is one.
@@ -373,6 +376,89 @@ const STOP_WORDS: &[&str] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The plain reading of the module documentation's rules, a char at a
+    /// time: the slow twin of [`normalize`].
+    fn char_by_char(text: &str) -> String {
+        let lower = if text.is_ascii() {
+            text.to_ascii_lowercase()
+        } else {
+            text.to_lowercase().replace(['\u{2019}', '\u{2018}'], "'")
+        };
+        let chars: Vec<char> = lower.chars().collect();
+        let mut out = String::with_capacity(lower.len());
+        let mut i = 0;
+        while i < chars.len() {
+            let c = chars[i];
+            if c.is_alphabetic() {
+                let start = i;
+                while i < chars.len() && chars[i].is_alphabetic() {
+                    i += 1;
+                }
+                let word: String = chars[start..i].iter().collect();
+                // `a.m.` / `p.m.` after a number.
+                if (word == "a" || word == "p")
+                    && chars.get(i) == Some(&'.')
+                    && chars.get(i + 1) == Some(&'m')
+                    && !chars.get(i + 2).is_some_and(|c| c.is_alphanumeric())
+                    && ends_with_digit_then_space(&out)
+                {
+                    trim_trailing_space(&mut out);
+                    out.push_str(if word == "a" { "am" } else { "pm" });
+                    i += 2;
+                    if chars.get(i) == Some(&'.') {
+                        i += 1;
+                    }
+                    continue;
+                }
+                if (word == "am" || word == "pm") && ends_with_digit_then_space(&out) {
+                    trim_trailing_space(&mut out);
+                }
+                out.push_str(month_abbreviation(&word).unwrap_or(&word));
+                continue;
+            }
+            if c == ','
+                && out.ends_with(|p: char| p.is_ascii_digit())
+                && is_digit_group_chars(&chars[i + 1..])
+            {
+                i += 1;
+                continue;
+            }
+            out.push(c);
+            i += 1;
+        }
+        out
+    }
+
+    fn is_digit_group_chars(rest: &[char]) -> bool {
+        rest.len() >= 3
+            && rest[..3].iter().all(|c| c.is_ascii_digit())
+            && !rest.get(3).is_some_and(|c| c.is_ascii_digit())
+    }
+
+    use proptest::strategy::Strategy as _;
+
+    proptest::proptest! {
+        #[test]
+        fn normalize_matches_the_char_by_char_reading(
+            words in proptest::collection::vec(
+                proptest::prop_oneof![
+                    "[A-Za-z]{1,8}",
+                    "[0-9]{1,5}",
+                    proptest::sample::select(vec![
+                        " ", "  ", ",", ", ", ".", ":", "a.m.", "p.m", "A.M.", "am", "PM",
+                        "9 a.m.", "7 p.m", "10  P.M.", "5 am", "3 pm.", "2 a.mx", "1 p.", "8 a.m.x",
+                        "Sept", "December", "may", "1,200", "12,5000", "\u{2019}s", "É", "ß",
+                        "İ", "naïve", "\u{2018}", "-", "/", "'", "_", "$",
+                    ]).prop_map(str::to_owned),
+                ],
+                0..24,
+            )
+        ) {
+            let text = words.concat();
+            proptest::prop_assert_eq!(normalize(&text), char_by_char(&text));
+        }
+    }
 
     #[test]
     fn stop_words_are_sorted_and_within_the_length_bound() {
