@@ -116,20 +116,25 @@ impl Timeline {
         self.facts.get(id.0 as usize).and_then(Option::as_deref)
     }
 
-    /// The newest retained fact filed under `key` (a version, an
-    /// alternative, a tombstone or a pending plan), whose [`history`]
-    /// is the key's. A scan from the newest fact back, so O(retained facts)
-    /// for a key with none: for reads that name a key (MCP's `history`
-    /// tool), never on the retrieval path.
+    /// The newest retained fact filed under `key` whose [`history`] is
+    /// the key's chain (a version, an alternative or a tombstone), else its
+    /// newest pending plan (a key with plans only). A scan from the newest
+    /// fact back, so O(retained facts) for a key with none: for reads that
+    /// name a key (MCP's `history` tool), never on the retrieval path.
     ///
     /// [`history`]: Timeline::history
     pub fn newest_of(&self, key: &Key) -> Option<FactId> {
-        self.facts
-            .iter()
-            .rev()
-            .flatten()
-            .find(|f| f.body.key.as_ref() == Some(key))
-            .map(|f| f.id())
+        let mut plan = None;
+        for f in self.facts.iter().rev().flatten() {
+            if f.body.key.as_ref() != Some(key) {
+                continue;
+            }
+            if f.state.status != Status::Pending {
+                return Some(f.id());
+            }
+            plan = plan.or(Some(f.id()));
+        }
+        plan
     }
 
     /// A fact's version history, newest first (as [`Ledger::history`]).

@@ -58,7 +58,7 @@ fn the_python_sdk_drives_pfm_mcp_over_stdio() {
     let dir = tempdir("mcp-stdio");
     let transcript = scenario(&["stdio", PFM, dir.to_str().unwrap()]);
     assert_eq!(transcript.last().unwrap()["passed"], "stdio");
-    assert_eq!(calls(&transcript, "remember").len(), 5);
+    assert_eq!(calls(&transcript, "remember").len(), 7);
 
     // The tenant is an ordinary tenant of the data directory: `pfm serve`
     // on it recalls what the MCP session remembered (and not what it

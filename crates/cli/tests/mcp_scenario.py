@@ -6,7 +6,8 @@ transport:
     python mcp_scenario.py http URL TOKEN
 
 It lists the tools, remembers a value, revises it, recalls (only the new
-value), reads the key's history, forgets the key, recalls (gone), sends
+value), reads the key's history, stages a plan (kind: speculation) and
+sees it disclosed only on request, forgets the key, recalls (gone), sends
 bad arguments (tool errors; the server keeps serving) and retries a call
 with its request_id (replayed, not written twice). Every call and its
 answer is printed as one JSON line (the README's transcript); any
@@ -74,12 +75,38 @@ async def scenario(session):
     statuses = [v["state"]["status"] for v in history["history"]]
     check(not err and statuses == ["active", "superseded"], "history lists both versions", history)
 
+    # A plan (kind: speculation, as an LLM client that knows says it) is
+    # staged, never current: recall shows it only when asked to disclose
+    # pending plans; history lists it beside the key's current value.
+    home = {"entity": "Alex Rivera", "slot": "home_city"}
+    err, lives = await call(session, "remember", {
+        "text": "Alex Rivera lives in Lisbon.", "participants": PEOPLE, "key": home,
+        "value": "Lisbon", "at": "2025-06-03"})
+    check(not err and lives["outcome"] == "created", "a current value", lives)
+    err, plan = await call(session, "remember", {
+        "text": "Alex Rivera might move to Seattle next year.", "participants": PEOPLE,
+        "key": home, "value": "Seattle", "kind": "speculation", "at": "2025-06-04"})
+    check(not err and plan["outcome"] == "staged", "a plan is staged", plan)
+    where = {"context": "where does Alex Rivera live", "participants": PEOPLE, "at": "2025-06-05"}
+    err, plain = await call(session, "recall", where)
+    check(not err and "Lisbon" in plain["block"] and "eattle" not in plain["block"],
+          "a plan is not a current value", plain)
+    err, disclosed = await call(session, "recall", {**where, "disclose": ["pending"]})
+    check(not err and "(planned: seattle" in disclosed["block"], "a plan is disclosed on request", disclosed)
+    err, history = await call(session, "history", {"key": home})
+    versions = [(v["body"]["value"], v["state"]["status"]) for v in history["history"]]
+    related = [(v["body"]["value"], v["state"]["status"]) for v in history["related"]]
+    check(not err and versions == [("lisbon", "active")] and related == [("seattle", "pending")],
+          "history shows the value and its plan", history)
+
     err, forgotten = await call(session, "forget", {"key": KEY})
     check(not err and sorted(forgotten["erased"]) == sorted([first["fact"], second["fact"]]),
           "forget erases both versions", forgotten)
     err, gone = await call(session, "recall", {
         "context": "when is the standup with Alex", "participants": PEOPLE})
-    check(not err and gone["facts"] == [] and "standup" not in gone["block"], "recall finds nothing", gone)
+    check(not err and "standup" not in gone["block"]
+          and all(f.get("key") != "alex rivera/meeting_time" for f in gone["facts"]),
+          "recall finds nothing of the forgotten key", gone)
 
     err, bad = await call(session, "recall", {"context": "standup", "k": "six"})
     check(err and bad["error"]["code"] == "invalid_body", "a wrong type is a tool error", bad)
@@ -88,7 +115,8 @@ async def scenario(session):
     err, bad = await call(session, "history", {"fact": 999})
     check(err and bad["error"]["code"] == "unknown_fact", "an unknown fact is a tool error", bad)
 
-    # Still serving after the errors.
+    # Still serving after the errors (the Lisbon fact and its plan are
+    # still there too).
     err, after = await call(session, "remember", {"text": "Alex Rivera prefers tea.", "participants": PEOPLE})
     check(not err and after["outcome"] == "created", "the server keeps serving", after)
 

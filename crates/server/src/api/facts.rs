@@ -116,6 +116,8 @@ pub fn fact_out(tenant: &Tenant, id: FactId, as_of: Option<u64>) -> Result<FactO
                 .filter_map(|p| version.timeline.get(*p)),
         );
         related.sort_by_key(|f| f.id());
+        // A plan read by itself is its own history.
+        related.retain(|f| history.iter().all(|h| h.id() != f.id()));
     }
     let as_of = as_of.map(|seq| {
         std::iter::once(fact)
