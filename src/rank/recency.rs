@@ -40,18 +40,25 @@ impl std::str::FromStr for Recency {
     type Err = crate::error::Error;
 
     fn from_str(s: &str) -> crate::error::Result<Self> {
-        match s {
-            "fixed" => Ok(Recency::Fixed),
-            "span" => Ok(Recency::Span),
-            "off" => Ok(Recency::Off),
-            _ => Err(crate::error::Error::InvalidConfig(format!(
-                "recency {s:?}: use fixed, span or off"
-            ))),
-        }
+        [Recency::Fixed, Recency::Span, Recency::Off]
+            .into_iter()
+            .find(|r| r.name() == s)
+            .ok_or_else(|| {
+                crate::error::Error::InvalidConfig(format!("recency {s:?}: use fixed, span or off"))
+            })
     }
 }
 
 impl Recency {
+    /// Its name, as `from_str` (and serde) read it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Recency::Fixed => "fixed",
+            Recency::Span => "span",
+            Recency::Off => "off",
+        }
+    }
+
     /// The exponent on the stored decay (see the module docs), or `None`
     /// when the factor is off.
     pub fn power(self, params: &ScoreParams, corpus: &Corpus) -> Option<f64> {
@@ -64,5 +71,19 @@ impl Recency {
                 Some(if span > t { t / span } else { 1.0 })
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Recency;
+
+    #[test]
+    fn a_recency_reads_back_from_its_name_as_serde_writes_it() {
+        for r in [Recency::Fixed, Recency::Span, Recency::Off] {
+            assert_eq!(r.name().parse::<Recency>().unwrap(), r);
+            assert_eq!(serde_json::to_value(r).unwrap(), r.name());
+        }
+        assert!("sometimes".parse::<Recency>().is_err());
     }
 }

@@ -307,18 +307,6 @@ impl DurableLedger {
         &self.settings
     }
 
-    /// Records the tenant's own retrieval defaults (at its creation: the
-    /// store it is opened with next takes them), durably.
-    pub fn write_settings(&mut self, settings: Settings) -> Result<()> {
-        settings.validate()?;
-        let p = &self.path;
-        let txn = self.db.begin_write().map_err(|e| storage(p, "begin", e))?;
-        write_settings(&txn, p, &settings)?;
-        txn.commit().map_err(|e| storage(p, "commit", e))?;
-        self.settings = settings;
-        Ok(())
-    }
-
     fn read_settings(&self) -> Result<Settings> {
         let p = &self.path;
         let txn = self.db.begin_read().map_err(|e| storage(p, "read", e))?;
@@ -335,9 +323,8 @@ impl DurableLedger {
         };
         let recency = get("recency")?
             .map(|r| {
-                serde_json::from_value(serde_json::Value::String(r.clone())).map_err(|_| {
-                    Error::InvalidState(format!("{}: unknown recency {r:?}", p.display()))
-                })
+                r.parse()
+                    .map_err(|e| Error::InvalidState(format!("{}: {e}", p.display())))
             })
             .transpose()?;
         Ok(Settings {
@@ -423,6 +410,21 @@ impl DurableLedger {
     /// Applies a batch in one transaction and syncs it to disk before
     /// returning: the group commit. On error nothing of it is applied.
     pub fn write(&self, batch: &Batch) -> Result<()> {
+        self.commit(batch, None)
+    }
+
+    /// A new tenant's first write: its whole ledger (a [`Batch::full`])
+    /// and its retrieval `settings`, in one transaction. The settings are
+    /// as `lifecycle::create` checked them, before anything was made.
+    pub fn write_first(&mut self, full: &Batch, settings: Settings) -> Result<()> {
+        self.commit(full, Some(&settings))?;
+        self.settings = settings;
+        Ok(())
+    }
+
+    /// [`DurableLedger::write`], with `settings` written in the same
+    /// transaction when given.
+    fn commit(&self, batch: &Batch, settings: Option<&Settings>) -> Result<()> {
         let p = &self.path;
         let txn = self.db.begin_write().map_err(|e| storage(p, "begin", e))?;
         {
@@ -454,6 +456,9 @@ impl DurableLedger {
             }
         }
         write_meta(&txn, p, batch.meta)?;
+        if let Some(settings) = settings {
+            write_settings(&txn, p, settings)?;
+        }
         txn.commit().map_err(|e| storage(p, "commit", e))
     }
 
@@ -468,17 +473,14 @@ impl DurableLedger {
                 .map_err(|e| storage(&tmp, "remove", e))?;
         }
         {
-            let mut fresh = DurableLedger {
+            let fresh = DurableLedger {
                 db: open_db(disk, &tmp)?,
                 path: tmp.clone(),
                 disk: self.disk.clone(),
                 settings: Settings::default(),
             };
             disk.restrict(&tmp, 0o600)?;
-            fresh.write(full)?;
-            if self.settings != Settings::default() {
-                fresh.write_settings(self.settings.clone())?;
-            }
+            fresh.commit(full, Some(&self.settings))?;
         }
         disk.rename(&tmp, &self.path)
             .map_err(|e| storage(&self.path, "replace", e))?;
@@ -519,11 +521,7 @@ fn write_settings(txn: &redb::WriteTransaction, p: &Path, settings: &Settings) -
     let mut t = txn
         .open_table(SETTINGS)
         .map_err(|e| storage(p, "open settings", e))?;
-    let recency = settings.recency.map(|r| match r {
-        Recency::Fixed => "fixed",
-        Recency::Span => "span",
-        Recency::Off => "off",
-    });
+    let recency = settings.recency.map(Recency::name);
     for (name, value) in [("recency", recency), ("ranker", settings.ranker.as_deref())] {
         match value {
             Some(v) => t.insert(name, v).map(drop),

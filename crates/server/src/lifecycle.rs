@@ -120,10 +120,7 @@ pub fn create(
         ..Config::default()
     };
     let (mut store, memory) = DurableLedger::open(&dir, config)?;
-    store.write(&Batch::full(&memory))?;
-    if settings != Settings::default() {
-        store.write_settings(settings)?;
-    }
+    store.write_first(&Batch::full(&memory), settings)?;
     drop((store, memory));
     tokens::create(data_dir, Grant::Tenant(name), now).map(Some)
 }
