@@ -107,3 +107,55 @@ fn the_python_sdk_drives_mcp_over_streamable_http_with_a_bearer_token() {
     }
     server.stop();
 }
+
+/// `--max-body` bounds a stdio message as it bounds an HTTP body: a longer
+/// line is dropped unread (never answered) and the connection keeps
+/// serving. The oversized call is a recall whose context is within
+/// `/v1`'s own limit, so only the transport's bound can refuse it.
+#[test]
+fn pfm_mcp_drops_a_message_over_max_body_and_keeps_serving() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::Stdio;
+    let dir = tempdir("mcp-bound");
+    let mut child = Command::new(PFM)
+        .args(["mcp", "--tenant", "me", "--max-body", "2000", "--data-dir"])
+        .arg(&dir)
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    // The ids answered up to and including `id`.
+    let mut answered_until = |id: u64| {
+        let mut ids = Vec::new();
+        while ids.last() != Some(&id) {
+            let mut line = String::new();
+            stdout.read_line(&mut line).unwrap();
+            let answer: Value = serde_json::from_str(&line).unwrap();
+            ids.push(answer["id"].as_u64().unwrap());
+        }
+        ids
+    };
+    let mut send = |message: Value| writeln!(stdin, "{message}").and_then(|()| stdin.flush());
+    let recall = |id: u64, context: &str| {
+        serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "recall", "arguments": {"context": context}}})
+    };
+    send(
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "test", "version": "0"}}}),
+    )
+    .unwrap();
+    assert_eq!(answered_until(1), [1]);
+    send(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).unwrap();
+    send(recall(2, &"where is the standup ".repeat(150))).unwrap();
+    send(recall(3, "where is the standup")).unwrap();
+    assert_eq!(answered_until(3), [3], "the oversized call is not answered");
+    send(recall(4, "where is the standup")).unwrap();
+    assert_eq!(answered_until(4), [4], "the oversized call is not answered");
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::ServiceExt;
+use rmcp::transport::async_rw::AsyncRwTransport;
 
 use super::MemoryTools;
 use crate::{Backend, ServingOptions, lifecycle, shutdown_signal};
@@ -32,6 +33,7 @@ pub fn run(options: &ServingOptions, name: &str) -> Result<()> {
         .build()
         .map_err(|e| Error::ShutDown(format!("cannot start the MCP runtime: {e}")))?;
     let state = backend.state.clone();
+    let max_body = options.limits.max_body;
     let served = io.block_on(async move {
         let tenants = state.tenants.clone();
         let owned = name.to_owned();
@@ -42,8 +44,12 @@ pub fn run(options: &ServingOptions, name: &str) -> Result<()> {
             .await
             .map_err(|e| Error::ShutDown(e.message))??;
         tracing::info!(tenant = name, "serving MCP on stdio");
+        // One message a line, at most --max-body bytes, as over HTTP (rmcp
+        // drops a longer line unread and keeps the connection).
+        let transport = AsyncRwTransport::new_server(tokio::io::stdin(), tokio::io::stdout())
+            .with_max_line_length(max_body);
         let running = MemoryTools::new(state, Some(Arc::new(tenant.resident())))
-            .serve(rmcp::transport::stdio())
+            .serve(transport)
             .await
             .map_err(|e| Error::ShutDown(format!("MCP handshake on stdio failed: {e}")))?;
         let cancel = running.cancellation_token();
