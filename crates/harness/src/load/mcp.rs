@@ -171,9 +171,20 @@ fn measure(
     }
 }
 
+/// A child process, killed and reaped when dropped: a run that fails
+/// midway leaves no server behind.
+struct Reaped(Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// `pfm serve` on a free loopback port, with one tenant.
 struct Server {
-    child: Child,
+    child: Reaped,
     base: String,
     token: String,
     tenant: String,
@@ -182,16 +193,18 @@ struct Server {
 impl Server {
     fn start(pfm: &Path, data_dir: &Path) -> Result<Server> {
         let tenant = "bench".to_owned();
-        let mut child = Command::new(pfm)
-            .args(["serve", "--addr", "127.0.0.1:0", "--rate-limit", "1000000"])
-            .args(["--observe-rate", "1000000", "--bootstrap-tenant", &tenant])
-            .arg("--data-dir")
-            .arg(data_dir)
-            .env("RUST_LOG", "warn")
-            .stdout(Stdio::piped())
-            .spawn()
-            .map_err(|e| Error::ShutDown(format!("cannot start {}: {e}", pfm.display())))?;
-        let stdout = child.stdout.take().ok_or_else(|| gone("pfm serve"))?;
+        let mut child = Reaped(
+            Command::new(pfm)
+                .args(["serve", "--addr", "127.0.0.1:0", "--rate-limit", "1000000"])
+                .args(["--observe-rate", "1000000", "--bootstrap-tenant", &tenant])
+                .arg("--data-dir")
+                .arg(data_dir)
+                .env("RUST_LOG", "warn")
+                .stdout(Stdio::piped())
+                .spawn()
+                .map_err(|e| Error::ShutDown(format!("cannot start {}: {e}", pfm.display())))?,
+        );
+        let stdout = child.0.stdout.take().ok_or_else(|| gone("pfm serve"))?;
         let (mut token, mut base) = (None, None);
         for line in BufReader::new(stdout).lines() {
             let line = line.map_err(|e| Error::ShutDown(format!("pfm serve: {e}")))?;
@@ -213,10 +226,11 @@ impl Server {
 
     /// SIGTERM, and waits for the ledgers to be flushed.
     fn stop(&mut self) -> Result<()> {
-        let pid = self.child.id() as i32;
+        let pid = self.child.0.id() as i32;
         // SAFETY: kill(2) with a child's pid has no memory-safety preconditions.
         unsafe { libc::kill(pid, libc::SIGTERM) };
         self.child
+            .0
             .wait()
             .map_err(|e| Error::ShutDown(format!("pfm serve: {e}")))?;
         Ok(())
@@ -225,24 +239,26 @@ impl Server {
 
 /// `pfm mcp` with its stdin and stdout.
 struct StdioClient {
-    child: Child,
+    child: Reaped,
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
 }
 
 impl StdioClient {
     fn start(pfm: &Path, data_dir: &Path, tenant: &str) -> Result<StdioClient> {
-        let mut child = Command::new(pfm)
-            .args(["mcp", "--tenant", tenant, "--data-dir"])
-            .arg(data_dir)
-            .env("RUST_LOG", "warn")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .map_err(|e| Error::ShutDown(format!("cannot start pfm mcp: {e}")))?;
+        let mut child = Reaped(
+            Command::new(pfm)
+                .args(["mcp", "--tenant", tenant, "--data-dir"])
+                .arg(data_dir)
+                .env("RUST_LOG", "warn")
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .spawn()
+                .map_err(|e| Error::ShutDown(format!("cannot start pfm mcp: {e}")))?,
+        );
         Ok(StdioClient {
-            stdin: child.stdin.take().ok_or_else(|| gone("pfm mcp"))?,
-            stdout: BufReader::new(child.stdout.take().ok_or_else(|| gone("pfm mcp"))?),
+            stdin: child.0.stdin.take().ok_or_else(|| gone("pfm mcp"))?,
+            stdout: BufReader::new(child.0.stdout.take().ok_or_else(|| gone("pfm mcp"))?),
             child,
         })
     }
@@ -270,6 +286,7 @@ impl StdioClient {
         } = self;
         drop(stdin);
         child
+            .0
             .wait()
             .map_err(|e| Error::ShutDown(format!("pfm mcp: {e}")))?;
         Ok(())
