@@ -42,9 +42,9 @@ impl FromRequestParts<AppState> for Authed {
             found = state.tenants.lookup(&token);
         }
         let tenant = match found {
-            Lookup::Open(t) => t,
+            Lookup::Open(t) => Some(t),
             // First request since start: open (replay) it on a request
-            // thread.
+            // thread (`None`: its token was revoked meanwhile).
             Lookup::Closed(name) => {
                 let tenants = state.tenants.clone();
                 state
@@ -52,8 +52,9 @@ impl FromRequestParts<AppState> for Authed {
                     .run(move |_| tenants.open_tenant(&name))
                     .await??
             }
-            Lookup::Unknown => return Err(unauthorized("unknown token")),
+            Lookup::Unknown => None,
         };
+        let tenant = tenant.ok_or_else(|| unauthorized("unknown token"))?;
         if !tenant.admit() {
             return Err(ApiError::new(
                 StatusCode::TOO_MANY_REQUESTS,

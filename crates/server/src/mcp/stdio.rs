@@ -42,7 +42,8 @@ pub fn run(options: &ServingOptions, name: &str) -> Result<()> {
             .pool
             .run(move |_| tenants.open_tenant(&owned))
             .await
-            .map_err(|e| Error::ShutDown(e.message))??;
+            .map_err(|e| Error::ShutDown(e.message))??
+            .ok_or_else(|| Error::InvalidState(format!("no token names tenant {name} now")))?;
         tracing::info!(tenant = name, "serving MCP on stdio");
         // One message a line, at most --max-body bytes, as over HTTP (rmcp
         // drops a longer line unread and keeps the connection).
