@@ -84,7 +84,10 @@ fn every_acknowledged_observation_survives_sigkill() {
     let acked: usize = logs.iter().map(|l| l.0.len()).sum();
     // 150 commits were visible; each client may have had one commit's
     // answer still on the wire when the server died.
-    assert!(acked >= 150 - 4, "only {acked} acknowledged before the kill");
+    assert!(
+        acked >= 150 - 4,
+        "only {acked} acknowledged before the kill"
+    );
 
     let server = Server::start(&dir, &[]);
     let client = Client::new(&server, Some(&tok));

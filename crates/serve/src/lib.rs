@@ -55,7 +55,7 @@ pub use encode::{EncoderFactory, QueryEncoder};
 pub use handoff::{Delivery, Waited, Waiter, completion};
 pub use host::Host;
 pub use metrics::{Metrics, Probe, Quantity, Summary};
-pub use opening::{Locked, Opening};
+pub use opening::{Close, Locked, Opening};
 pub use pool::{Reply, RetrievalJob, Worker, WorkerPool};
 pub use request::{Fallback, Requester, Served, Source, Timings};
 pub use residency::{Pin, Residency};

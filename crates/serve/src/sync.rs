@@ -470,6 +470,8 @@ pub mod fault {
         /// An open's flight is removed, then what it opened is published,
         /// in two critical sections.
         RemoveThenPublish,
+        /// An open of a tenant runs without waiting for its close.
+        OpenWhileClosing,
     }
 
     // Per OS thread: loom runs a model's threads as coroutines on the thread

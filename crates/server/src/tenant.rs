@@ -26,7 +26,7 @@ use crate::durable::DurableLedger;
 use pfm::config::Config;
 use pfm::error::{Error, Result};
 use pfm::rank::Ranker;
-use pfm_serve::{Host, Locked, Opening, Pin, Residency, Runtime, ServeOptions};
+use pfm_serve::{Close, Host, Locked, Opening, Pin, Residency, Runtime, ServeOptions};
 
 /// How each tenant's store is served.
 #[derive(Clone, Debug)]
@@ -437,9 +437,12 @@ impl Tenants {
     /// the least recently used one that is idle (unused for [`MIN_IDLE`],
     /// no registered context, no request pinning it): its queued writes
     /// are made durable, then it is dropped; its next request opens it
-    /// again. Returns how many were closed. Blocks.
+    /// again, after the close. The closes run outside the `open` lock (a
+    /// ledger file's close syncs it, and freeing a store takes
+    /// milliseconds): opens of other tenants publish meanwhile. Returns how
+    /// many were closed. Blocks.
     pub fn evict(&self, budget: u64) -> usize {
-        let _gate = self.gate();
+        let mut gate = self.gate();
         let live = self.live.load_full();
         let mut order: Vec<(&Arc<Tenant>, u64)> =
             live.values().map(|t| (t, t.estimated_bytes())).collect();
@@ -471,7 +474,13 @@ impl Tenants {
             );
         }
         drop(live);
-        self.close_retired(&closed);
+        let closes = self.take_out(&mut gate, &closed);
+        drop(gate);
+        for (tenant, close) in closes {
+            tenant.close();
+            drop(tenant);
+            self.gate().end_close(close);
+        }
         self.turnover().evictions += closed.len() as u64;
         closed.len()
     }
@@ -494,24 +503,39 @@ impl Tenants {
     }
 
     /// Takes retired tenants out of the open ones, makes their queued
-    /// writes durable and drops them. Call with the `open` lock held.
-    fn close_retired(&self, names: &[String]) {
+    /// writes durable and drops them, all under the `open` lock (rare
+    /// closes that must be over when the caller goes on: a revoked or
+    /// deleted tenant).
+    fn close_retired(&self, gate: &mut Locked<'_, Gate, Arc<Tenant>>, names: &[String]) {
+        for (tenant, close) in self.take_out(gate, names) {
+            tenant.close();
+            gate.end_close(close);
+        }
+    }
+
+    /// Takes retired tenants out of the open ones and marks each closing
+    /// (an open of it waits for [`Locked::end_close`]).
+    fn take_out(
+        &self,
+        gate: &mut Locked<'_, Gate, Arc<Tenant>>,
+        names: &[String],
+    ) -> Vec<(Arc<Tenant>, Close)> {
         if names.is_empty() {
-            return;
+            return Vec::new();
         }
         let mut kept = HashMap::clone(&self.live.load());
-        for name in names {
-            if let Some(t) = kept.remove(name) {
-                t.close();
-            }
-        }
+        let taken = names
+            .iter()
+            .filter_map(|name| kept.remove(name).map(|t| (t, gate.begin_close(name))))
+            .collect();
         self.live.store(Arc::new(kept));
+        taken
     }
 
     /// Closes open tenants that no token names any more (revoked, or the
     /// tenant deleted: `pfm tenant delete` waits for this), once no request
     /// pins them. Called after each token-file check. Blocks.
-    fn close_orphans(&self) {
+    fn close_orphans(&self, gate: &mut Locked<'_, Gate, Arc<Tenant>>) {
         let registry = self.registry.load();
         let orphans: Vec<String> = self
             .live
@@ -523,7 +547,7 @@ impl Tenants {
         if !orphans.is_empty() {
             tracing::info!(closed = orphans.len(), "closing tenants no token names");
         }
-        self.close_retired(&orphans);
+        self.close_retired(gate, &orphans);
     }
 
     /// What a token opens (lock-free).
@@ -647,9 +671,9 @@ impl Tenants {
 
     /// Deletes a tenant and everything it stored: revokes its tokens (its
     /// requests are refused from then on), closes it once no request
-    /// holds it and no open of it is in flight, waiting up to `wait`, then
-    /// removes its ledger directory — under the `open` lock, so no open
-    /// can make it again. Blocks.
+    /// holds it and no open or eviction of it is in flight, waiting up to
+    /// `wait`, then removes its ledger directory — under the `open` lock,
+    /// so no open can make it again. Blocks.
     pub fn delete(&self, name: &str, wait: Duration) -> Result<Deletion> {
         let Some(info) = lifecycle::find(&self.data_dir, name)? else {
             return Ok(Deletion::NotFound);
@@ -658,9 +682,9 @@ impl Tenants {
         self.reload()?;
         let deadline = Instant::now() + wait;
         loop {
-            let gate = self.gate();
-            self.close_orphans();
-            if !self.is_open(name) && !gate.in_flight(name) {
+            let mut gate = self.gate();
+            self.close_orphans(&mut gate);
+            if !self.is_open(name) && !gate.in_flight(name) && !gate.closing(name) {
                 if let Some(dir) = &info.dir {
                     lifecycle::remove_data(dir)?;
                 }
@@ -684,7 +708,7 @@ impl Tenants {
         let mut gate = self.gate();
         let modified = tokens::modified(&self.data_dir);
         if gate.read_at.is_some() && gate.read_at == modified {
-            self.close_orphans();
+            self.close_orphans(&mut gate);
             return Ok(());
         }
         let loaded = tokens::load(&self.data_dir)?;
@@ -699,7 +723,7 @@ impl Tenants {
         self.metrics.store(Arc::new(loaded.metrics));
         self.admins.store(Arc::new(loaded.admins));
         gate.read_at = modified;
-        self.close_orphans();
+        self.close_orphans(&mut gate);
         Ok(())
     }
 
