@@ -621,6 +621,7 @@ impl Memory {
         let confirms = (valueless && found_value().is_none())
             .then(|| self.sole_plan(about?))
             .flatten();
+        let confirmed = confirms.as_ref().map(|(_, v)| v.clone());
         let (key, value) = match confirms {
             Some((k, v)) => (Some(k), Some(v)),
             None => (key, value),
@@ -655,8 +656,19 @@ impl Memory {
         }
         entities.sort();
         entities.dedup();
+        // A value-less confirmation's block line says what became true:
+        // the plan's value is appended to the text as kept ("It happened!
+        // (confirms: dec 3)"), after the cues have read what was said.
+        let (text, normalized) = match confirmed {
+            Some(v) => {
+                let text = format!("{} (confirms: {v})", o.text.trim_end());
+                let normalized = text::normalize(&text);
+                (text, normalized)
+            }
+            None => (o.text, normalized),
+        };
         let draft = Draft {
-            text: o.text,
+            text,
             normalized,
             entities,
             participants: o.participants.iter().map(|p| Arc::from(p.trim())).collect(),

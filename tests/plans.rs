@@ -160,6 +160,17 @@ fn a_confirmation_without_a_value_confirms_the_keys_one_plan() {
     assert_eq!(p, plan);
     assert_eq!(head(&m).as_deref(), Some("dec 3"));
     assert_eq!(m.fact(fact).unwrap().body.stated_at, day(4));
+    // Its block line says what became true, not only that something did.
+    let text = &m.fact(fact).unwrap().body.text;
+    assert_eq!(
+        text.as_ref(),
+        "The Halcyon launch move went through. (confirms: dec 3)"
+    );
+    let shown = block(&m);
+    assert!(
+        shown.contains("went through. (confirms: dec 3)") && !shown.contains("Nov 10"),
+        "{shown}"
+    );
     // A caller's key without a value, read as completed, does the same.
     let mut m = store();
     say(&mut m, "The Halcyon launch date is Nov 10.", 1);
@@ -169,6 +180,7 @@ fn a_confirmation_without_a_value_confirms_the_keys_one_plan() {
         .unwrap();
     assert_eq!(r.outcome.name(), "promoted", "{r:?}");
     assert_eq!(head(&m).as_deref(), Some("dec 3"));
+    assert!(block(&m).contains("It happened! (confirms: dec 3)"));
     // With two plans pending, a value-less confirmation names neither:
     // nothing is promoted.
     let mut m = store();
@@ -177,6 +189,11 @@ fn a_confirmation_without_a_value_confirms_the_keys_one_plan() {
     say(&mut m, "The Halcyon launch may be pushed to Jan 14.", 3);
     let out = say(&mut m, "The Halcyon launch move went through.", 4);
     assert_ne!(out.name(), "promoted", "{out:?}");
+    assert_eq!(
+        m.fact(out.fact()).unwrap().body.text.as_ref(),
+        "The Halcyon launch move went through.",
+        "a statement that confirms nothing is kept as said"
+    );
     assert_eq!(m.ledger().pending_plans(&launch()).len(), 2);
     assert_eq!(head(&m).as_deref(), Some("nov 10"));
     m.ledger().verify().unwrap();

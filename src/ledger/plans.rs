@@ -11,7 +11,10 @@
 //! - **confirm**: when a statement makes `value` the key's current value
 //!   (or restates it), the key's plan of that value is `Confirmed`: the
 //!   statement that confirmed it is the head, stated when the confirmation
-//!   was, and the receipt says `promoted`.
+//!   was, and the receipt says `promoted`. A completed statement of the
+//!   key with no value ("the move went through") comes here with the value
+//!   of the key's one plan, if it has exactly one (`Memory`'s drafting,
+//!   which also appends that value to the statement's text).
 //! - **abandon**: an abandonment ("decided not to", "fell through",
 //!   "staying in X after all") retires the key's plans of the value it
 //!   names, or all of them when it names none of theirs (`Abandoned`, kept
