@@ -329,6 +329,37 @@ fn the_coverage_gate_answers_a_paraphrase_and_abstains_on_another_story() {
 }
 
 #[test]
+fn the_coverage_gate_abstains_on_a_person_the_store_never_heard_of() {
+    let m = conversation();
+    // Another conversation's question, in this one's words: everything but
+    // the person matches Ben's race, even at coverage 0.
+    for abstain in [Abstain::Auto, Abstain::Coverage(0.0)] {
+        assert!(
+            asks(
+                &m,
+                "What did Carla realize after the charity race?",
+                abstain
+            ),
+            "{abstain:?}"
+        );
+    }
+    assert!(!asks(
+        &m,
+        "What did Ben realize after the charity race?",
+        Abstain::Auto
+    ));
+    // A capitalized word the store has seen is no stranger ("Lisbon"), nor
+    // is a sentence's first word.
+    assert!(!asks(&m, "Who is visiting Ana from Lisbon?", Abstain::Auto));
+    assert!(!asks(&m, "Sourdough: where is it sold?", Abstain::Auto));
+    let v = m.version();
+    assert_eq!(
+        pfm::rules::gate::unseen_names(&v, "Did Ana see Carla and Dmitri in Lisbon? Sunday."),
+        ["carla", "dmitri"]
+    );
+}
+
+#[test]
 fn the_company_rule_tells_two_johns_apart_by_who_they_talked_to() {
     let mut m = Memory::new(Config {
         merge: MergeMode::Inline,

@@ -58,11 +58,14 @@ pub fn margin_passes(context: &str, shortlist: &[Scored], tau: f32) -> bool {
 /// The coverage gate: passes when one of the `selected` facts supports the
 /// request. A fact supports it when
 /// 1. it names one of the people the request names (`resolution`: known
-///    names, an ambiguous mention by any of its candidates), if the request
+///    names, an ambiguous mention by any of its candidates; and
+///    [`unseen_names`], names the store has never seen), if the request
 ///    names anyone — a fact that matches only with the person swapped
 ///    ("what did Ana realize after her race?" against Ben's race) is not
-///    support; a name counts in the fact's entities or text, not in its
-///    participants (who were present is not who it is about); and
+///    support, nor is one about another person when the request's is
+///    someone the store knows nothing of; a name counts in the fact's
+///    entities or text, not in its participants (who were present is not
+///    who it is about); and
 /// 2. its text carries at least `tau` of the request's other content terms,
 ///    each weighted by its idf in the active corpus's text field, so a word
 ///    the store never saw (often the sign of a question about something
@@ -87,6 +90,11 @@ pub fn coverage_passes(
                 .flat_map(|a| &a.outcomes)
                 .flat_map(|o| o.names.iter().map(|n| &**n)),
         )
+        .collect();
+    let unseen = unseen_names(version, context);
+    let names: Vec<&str> = names
+        .into_iter()
+        .chain(unseen.iter().map(String::as_str))
         .collect();
     let name_tokens: Vec<&str> = names.iter().flat_map(|n| text::tokens(n)).collect();
     let norm = text::normalize(context);
@@ -127,6 +135,38 @@ pub fn coverage_passes(
             .sum();
         shared / total >= f64::from(tau)
     })
+}
+
+/// Names the request writes that the store has never seen: words it
+/// capitalizes past each sentence's first (as people write names, in
+/// scripts that have case), which are no stop word, in no field of any
+/// active fact and in no name the store knows. No fact can name them, so
+/// a request about such a name alone finds no support: a store asked about
+/// someone it knows nothing of abstains instead of answering with facts
+/// about whoever else matched the rest of the question.
+pub fn unseen_names(version: &IndexVersion, context: &str) -> Vec<String> {
+    // Bits 0–2 of a field mask: text, entities, participants.
+    const ANY_FIELD: usize = 0b111;
+    let mut unseen = Vec::new();
+    let mut sentence_start = true;
+    for word in context.split_whitespace() {
+        let bare = word.trim_matches(|c: char| !c.is_alphanumeric());
+        let capitalized = bare.chars().next().is_some_and(char::is_uppercase);
+        if capitalized && !sentence_start {
+            let norm = text::normalize(bare);
+            for t in text::content_tokens(&norm) {
+                let known = version.active.df(t, ANY_FIELD) > 0
+                    || version.gazetteer.with_token(t).next().is_some();
+                if !known && !unseen.iter().any(|u| u == t) {
+                    unseen.push(t.to_owned());
+                }
+            }
+        }
+        if !bare.is_empty() {
+            sentence_start = word.ends_with(['.', '?', '!']);
+        }
+    }
+    unseen
 }
 
 /// Whether `run` occurs as consecutive tokens of `tokens`.
