@@ -34,7 +34,8 @@ pub struct Disclose {
     pub alternatives: bool,
     /// The value the current one displaced, and until when it held.
     pub history: bool,
-    /// The key's pending plans (staged speculations) and when each was said.
+    /// The key's pending plans (staged speculations) and when each was
+    /// said: those pending now, or at the as-of point of an as-of read.
     pub pending: bool,
 }
 
@@ -91,12 +92,10 @@ impl Disclose {
         if self.pending
             && let Some(key) = &fact.body.key
         {
-            for plan in timeline.plans(key).iter().take(SHOWN_ALTERNATIVES) {
-                if let Some(p) = timeline.get(*plan) {
-                    let mut part = format!("planned: {}, ", value(p));
-                    p.body.stated_at.write_date(&mut part);
-                    parts.push(part);
-                }
+            for p in timeline.pending_plans(key, past).take(SHOWN_ALTERNATIVES) {
+                let mut part = format!("planned: {}, ", value(p));
+                p.body.stated_at.write_date(&mut part);
+                parts.push(part);
             }
         }
         if self.support && fact.state.support > 1 {

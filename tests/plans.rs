@@ -283,8 +283,35 @@ fn a_plan_shows_in_a_block_only_when_disclosed() {
         disclosed.ends_with("Nov 10. (planned: dec 3, 2025-06-02)"),
         "{disclosed}"
     );
-    // The version lists the plan for reads; confirmed, it is gone from there.
-    assert_eq!(m.version().timeline.plans(&launch()).len(), 1);
+    // The version lists the plan for reads; confirmed, it is pending no
+    // more, but still the key's plan.
+    let pending = |m: &Memory| m.version().timeline.pending_plans(&launch(), None).count();
+    assert_eq!(pending(&m), 1);
     say(&mut m, "The Halcyon launch finally moved to Dec 3.", 3);
-    assert!(m.version().timeline.plans(&launch()).is_empty());
+    assert_eq!(pending(&m), 0);
+    assert_eq!(m.version().timeline.plans(&launch()).len(), 1);
+    // Read as of the commit that staged it (seq 2), the block still
+    // discloses it; as of the commit before, not; now, not.
+    let as_of = |seq: u64| {
+        let request = Request::new("when is the Halcyon launch", day(30)).with_disclose(Disclose {
+            pending: true,
+            ..Disclose::NONE
+        });
+        pfm::retrieve::retrieve_as_of(&m.version(), &request, pfm::AsOf::Seq(seq))
+            .unwrap()
+            .text
+    };
+    assert!(
+        as_of(2).ends_with("Nov 10. (planned: dec 3, 2025-06-02)"),
+        "{}",
+        as_of(2)
+    );
+    assert!(!as_of(1).contains("planned"), "{}", as_of(1));
+    let now = m.retrieve(
+        &Request::new("when is the Halcyon launch", day(30)).with_disclose(Disclose {
+            pending: true,
+            ..Disclose::NONE
+        }),
+    );
+    assert!(!now.unwrap().text.contains("planned"));
 }

@@ -36,9 +36,10 @@ pub struct Timeline {
     facts: imbl::Vector<Option<Arc<Fact>>>,
     /// How many are `Some`.
     retained: usize,
-    /// Key → its pending plans (status `Pending`), oldest first: what a
-    /// block discloses as planned and a fact read lists. Plans are rare, so
-    /// this map is small.
+    /// Key → every plan it has had (staged `Pending`, perhaps since
+    /// `Confirmed` or `Abandoned`), oldest first: what a block discloses as
+    /// planned, now or as of a past point, and a fact read lists. Plans are
+    /// rare, so this map is small.
     plans: PMap<Key, Vec<FactId>>,
 }
 
@@ -52,26 +53,25 @@ impl Timeline {
         while self.facts.len() <= i {
             self.facts.push_back(None);
         }
-        let was_pending = match &self.facts[i] {
+        match &self.facts[i] {
             Some(held) if Arc::ptr_eq(held, fact) => return,
-            held => {
-                self.retained += usize::from(held.is_none());
-                held.as_ref()
-                    .is_some_and(|h| h.state.status == Status::Pending)
-            }
-        };
+            held => self.retained += usize::from(held.is_none()),
+        }
         self.facts.set(i, Some(fact.clone()));
-        let pending = fact.state.status == Status::Pending;
-        if let Some(key) = fact.body.key.as_ref().filter(|_| was_pending != pending) {
-            self.list_plan(key, fact.id(), pending);
+        // A plan is staged `Pending`: listed then, it stays listed.
+        if fact.state.status == Status::Pending
+            && let Some(key) = &fact.body.key
+            && !self.plans(key).contains(&fact.id())
+        {
+            self.list_plan(key, fact.id(), true);
         }
     }
 
     /// Adds a plan to its key's list, or takes it off.
-    fn list_plan(&mut self, key: &Key, id: FactId, pending: bool) {
+    fn list_plan(&mut self, key: &Key, id: FactId, listed: bool) {
         let mut plans = self.plans.get(key).cloned().unwrap_or_default();
         plans.retain(|p| *p != id);
-        if pending {
+        if listed {
             plans.push(id);
             plans.sort_unstable();
         }
@@ -82,17 +82,29 @@ impl Timeline {
         }
     }
 
-    /// The pending plans of a key, oldest first.
+    /// Every plan a key has had, pending or settled, oldest first.
     pub fn plans(&self, key: &Key) -> &[FactId] {
         self.plans.get(key).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    /// A key's plans pending now (`at` = `None`) or as of a past point,
+    /// oldest first.
+    pub fn pending_plans(&self, key: &Key, at: Option<AsOf>) -> impl Iterator<Item = &Fact> {
+        self.plans(key)
+            .iter()
+            .filter_map(|p| self.get(*p))
+            .filter(move |p| {
+                let status = at.map_or(Some(p.state.status), |at| at.status(&p.state));
+                status == Some(Status::Pending)
+            })
     }
 
     /// Forgets an erased fact.
     pub fn erase(&mut self, id: FactId) {
         let i = id.0 as usize;
         if let Some(Some(held)) = self.facts.get(i) {
-            if held.state.status == Status::Pending
-                && let Some(key) = held.body.key.clone()
+            if let Some(key) = held.body.key.clone()
+                && self.plans(&key).contains(&id)
             {
                 self.list_plan(&key, id, false);
             }

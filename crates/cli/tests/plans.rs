@@ -84,5 +84,20 @@ fn a_plan_is_staged_survives_a_kill_and_is_promoted_when_it_comes_true() {
     // The other plan is abandoned by a completed change to Dec 3.
     let read = c.ok("GET", &format!("/v1/facts/{}", jan["fact"]), None);
     assert_eq!(read["fact"]["state"]["status"], "abandoned", "{read}");
+    // Settled, both are still the key's plans: its read lists them.
+    let head = c.ok("GET", &format!("/v1/facts/{}", done["fact"]), None);
+    let related: Vec<(u64, String)> = head["related"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let status = f["state"]["status"].as_str().unwrap().to_owned();
+            (f["body"]["id"].as_u64().unwrap(), status)
+        })
+        .collect();
+    for (plan, status) in [(&plan, "confirmed"), (&jan, "abandoned")] {
+        let id = plan["fact"].as_u64().unwrap();
+        assert!(related.contains(&(id, status.to_owned())), "{head}");
+    }
     server.stop();
 }

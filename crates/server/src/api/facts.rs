@@ -33,7 +33,8 @@ pub struct FactOut {
     /// What hangs off those versions, oldest first: alternatives (status
     /// `alternative` while pending, `edges.alternative_of` naming the value
     /// contested), tombstones (status `tombstone`, `edges.revokes` naming
-    /// the value retracted) and the key's pending plans (status `pending`).
+    /// the value retracted) and the key's plans (status `pending`, or
+    /// `confirmed` / `abandoned` once settled).
     #[schema(value_type = Vec<Object>)]
     pub related: Vec<Fact>,
     /// For a pending plan: what settles it.

@@ -90,7 +90,7 @@ Use it when the user asks you to forget something, not to correct a value (for t
 const HISTORY: &str = "How a value changed: the versions of a fact's key, newest first, each \
 with its status (active, contested, superseded, contradicted, revoked, ...) and when it was \
 stated and current, plus what hangs off them (`related`: contested alternatives, retractions, \
-pending plans with the `conditions` that settle them). Give `fact` (an id from recall or \
+the key's plans, pending ones with the `conditions` that settle them). Give `fact` (an id from recall or \
 remember) or `key` ({\"entity\", \"slot\"}). `as_of` (a commit number, the receipts' `seq`) adds \
 each one's status just after that commit.";
 
