@@ -226,6 +226,21 @@ fn check(m: &Memory, ordering: ChainOrder) -> Result<(), TestCaseError> {
                 .map(|p| p.id())
                 .collect();
             prop_assert_eq!(pending, m.ledger().pending_plans(key), "key {}", key);
+            // And every plan it has had: the retained facts of the key
+            // that were staged (pending, or settled since).
+            let plans: Vec<_> = m
+                .ledger()
+                .facts()
+                .filter(|p| p.body.key.as_ref() == Some(key))
+                .filter(|p| {
+                    matches!(
+                        p.state.status,
+                        Status::Pending | Status::Confirmed | Status::Abandoned
+                    )
+                })
+                .map(|p| p.id())
+                .collect();
+            prop_assert_eq!(version.timeline.plans(key), plans, "key {}", key);
         }
     }
 
