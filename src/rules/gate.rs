@@ -3,6 +3,7 @@
 
 use super::identity::Resolution;
 use super::slot::requested_slot;
+use crate::fact::{FactBody, name_key};
 use crate::index::IndexVersion;
 use crate::rank::Scored;
 use crate::text;
@@ -65,7 +66,9 @@ pub fn margin_passes(context: &str, shortlist: &[Scored], tau: f32) -> bool {
 ///    support, nor is one about another person when the request's is
 ///    someone the store knows nothing of; a name counts in the fact's
 ///    entities or text, not in its participants (who were present is not
-///    who it is about); and
+///    who it is about), and in a turn labelled with its speaker, in who
+///    the turn is about (`about_of`: a reply that asks Ben about his race
+///    is not about its speaker); and
 /// 2. its text carries at least `tau` of the request's other content terms,
 ///    each weighted by its idf in the active corpus's text field, so a word
 ///    the store never saw (often the sign of a question about something
@@ -116,10 +119,14 @@ pub fn coverage_passes(
         let body = &s.body;
         let fact_norm = text::normalize(&body.text);
         let fact: Vec<&str> = text::tokens(&fact_norm).collect();
+        let about = about_of(body);
         let named = names.is_empty()
-            || names.iter().any(|n| {
-                body.entities.iter().any(|e| &**e == *n)
-                    || contains_run(&fact, &text::tokens(n).collect::<Vec<_>>())
+            || names.iter().any(|n| match &about {
+                Some(people) => people.iter().any(|p| p == n),
+                None => {
+                    body.entities.iter().any(|e| &**e == *n)
+                        || contains_run(&fact, &text::tokens(n).collect::<Vec<_>>())
+                }
             });
         if !named {
             return false;
@@ -167,6 +174,42 @@ pub fn unseen_names(version: &IndexVersion, context: &str) -> Vec<String> {
         }
     }
     unseen
+}
+
+/// Words in which a speaker speaks of themselves.
+const FIRST_PERSON: &[&str] = &[
+    "i", "i'm", "i've", "i'd", "i'll", "me", "my", "mine", "myself", "we", "we're", "we've", "us",
+    "our", "ours",
+];
+
+/// Words in which a speaker speaks of whom they address.
+const SECOND_PERSON: &[&str] = &["you", "you're", "you've", "you'd", "your", "yours", "yourself"];
+
+/// Who a turn labelled with its speaker is about ("Ana: …", the label one
+/// of the fact's participants, as transcripts and chat exports write
+/// turns): the people its words name, the speaker when it speaks in the
+/// first person, the others present when it speaks in the second. `None`
+/// for an unlabelled fact. The label alone is not what the turn is about:
+/// "Ana: how was your race, Ben?" is about Ben's race, not Ana's.
+fn about_of(body: &FactBody) -> Option<Vec<String>> {
+    let (label, said) = body.text.split_once(':')?;
+    let speaker = name_key(label);
+    let present: Vec<String> = body.participants.iter().map(|p| name_key(p)).collect();
+    if speaker.is_empty() || !present.contains(&speaker) {
+        return None;
+    }
+    let norm = text::normalize(said);
+    let words: Vec<&str> = text::tokens(&norm).collect();
+    let named = |n: &str| contains_run(&words, &text::tokens(n).collect::<Vec<_>>());
+    let mut about: Vec<String> = present.iter().filter(|p| named(p)).cloned().collect();
+    about.extend(body.entities.iter().filter(|e| named(e)).map(|e| e.to_string()));
+    if words.iter().any(|w| FIRST_PERSON.contains(w)) {
+        about.push(speaker.clone());
+    }
+    if words.iter().any(|w| SECOND_PERSON.contains(w)) {
+        about.extend(present.iter().filter(|p| **p != speaker).cloned());
+    }
+    Some(about)
 }
 
 /// Whether `run` occurs as consecutive tokens of `tokens`.
