@@ -329,6 +329,40 @@ fn the_coverage_gate_answers_a_paraphrase_and_abstains_on_another_story() {
 }
 
 #[test]
+fn a_reply_about_the_other_speakers_event_is_not_support_for_its_speaker() {
+    let mut m = Memory::new(Config {
+        merge: MergeMode::Inline,
+        ..Config::default()
+    })
+    .unwrap();
+    for (i, text) in [
+        "Ben: I ran a charity race for the animal shelter on Sunday.",
+        "Ana: Wow, how was your charity race, Ben? Did you finish it?",
+        "Ana: I adopted a rescue dog named Pepper last week.",
+    ]
+    .iter()
+    .enumerate()
+    {
+        m.observe(Observation::new(*text, day(i as i64 + 1)).with_participants(["Ana", "Ben"]))
+            .unwrap();
+    }
+    // Ana's reply names her (its label) and the race, but it is about Ben's
+    // race: the swapped question has no support.
+    assert!(asks(
+        &m,
+        "How did Ana do in her charity race?",
+        Abstain::Auto
+    ));
+    assert!(!asks(
+        &m,
+        "How did Ben do in his charity race?",
+        Abstain::Auto
+    ));
+    // Ana speaking of herself is about Ana.
+    assert!(!asks(&m, "Which dog did Ana adopt?", Abstain::Auto));
+}
+
+#[test]
 fn the_coverage_gate_abstains_on_a_person_the_store_never_heard_of() {
     let m = conversation();
     // Another conversation's question, in this one's words: everything but

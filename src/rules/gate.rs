@@ -183,7 +183,9 @@ const FIRST_PERSON: &[&str] = &[
 ];
 
 /// Words in which a speaker speaks of whom they address.
-const SECOND_PERSON: &[&str] = &["you", "you're", "you've", "you'd", "your", "yours", "yourself"];
+const SECOND_PERSON: &[&str] = &[
+    "you", "you're", "you've", "you'd", "your", "yours", "yourself",
+];
 
 /// Who a turn labelled with its speaker is about ("Ana: …", the label one
 /// of the fact's participants, as transcripts and chat exports write
@@ -202,7 +204,12 @@ fn about_of(body: &FactBody) -> Option<Vec<String>> {
     let words: Vec<&str> = text::tokens(&norm).collect();
     let named = |n: &str| contains_run(&words, &text::tokens(n).collect::<Vec<_>>());
     let mut about: Vec<String> = present.iter().filter(|p| named(p)).cloned().collect();
-    about.extend(body.entities.iter().filter(|e| named(e)).map(|e| e.to_string()));
+    about.extend(
+        body.entities
+            .iter()
+            .filter(|e| named(e))
+            .map(|e| e.to_string()),
+    );
     if words.iter().any(|w| FIRST_PERSON.contains(w)) {
         about.push(speaker.clone());
     }
