@@ -226,21 +226,23 @@ fn rules_round_trip_through_json_and_bad_thresholds_are_errors() {
 /// A two-person conversation as a transcript: each turn says who spoke,
 /// both speakers are participants.
 fn conversation() -> Memory {
-    let mut m = Memory::new(Config {
-        merge: MergeMode::Inline,
-        ..Config::default()
-    })
-    .unwrap();
-    for (i, text) in [
+    transcript(&[
         "Ana: I adopted a rescue dog named Pepper last week.",
         "Ben: I ran a charity race for the animal shelter on Sunday.",
         "Ben: After the race I realized how much I love running.",
         "Ana: My sister is visiting from Lisbon in June.",
         "Ben: The new bakery downtown sells great sourdough.",
-    ]
-    .iter()
-    .enumerate()
-    {
+    ])
+}
+
+/// Ana and Ben's `turns`, one a day.
+fn transcript(turns: &[&str]) -> Memory {
+    let mut m = Memory::new(Config {
+        merge: MergeMode::Inline,
+        ..Config::default()
+    })
+    .unwrap();
+    for (i, text) in turns.iter().enumerate() {
         m.observe(Observation::new(*text, day(i as i64 + 1)).with_participants(["Ana", "Ben"]))
             .unwrap();
     }
@@ -330,22 +332,11 @@ fn the_coverage_gate_answers_a_paraphrase_and_abstains_on_another_story() {
 
 #[test]
 fn a_reply_about_the_other_speakers_event_is_not_support_for_its_speaker() {
-    let mut m = Memory::new(Config {
-        merge: MergeMode::Inline,
-        ..Config::default()
-    })
-    .unwrap();
-    for (i, text) in [
+    let m = transcript(&[
         "Ben: I ran a charity race for the animal shelter on Sunday.",
         "Ana: Wow, how was your charity race, Ben? Did you finish it?",
         "Ana: I adopted a rescue dog named Pepper last week.",
-    ]
-    .iter()
-    .enumerate()
-    {
-        m.observe(Observation::new(*text, day(i as i64 + 1)).with_participants(["Ana", "Ben"]))
-            .unwrap();
-    }
+    ]);
     // Ana's reply names her (its label) and the race, but it is about Ben's
     // race: the swapped question has no support.
     assert!(asks(
