@@ -3,6 +3,8 @@
 
 use super::identity::Resolution;
 use super::slot::requested_slot;
+use rustc_hash::FxHashSet;
+
 use crate::fact::{FactBody, name_key};
 use crate::index::IndexVersion;
 use crate::rank::Scored;
@@ -99,7 +101,11 @@ pub fn coverage_passes(
         .into_iter()
         .chain(unseen.iter().map(String::as_str))
         .collect();
-    let name_tokens: Vec<&str> = names.iter().flat_map(|n| text::tokens(n)).collect();
+    // Sets and token runs made once: with the unseen names, a request's
+    // names grow with its context (up to `MAX_CONTEXT_BYTES`), so a lookup
+    // per term or a tokenization per fact would make the gate quadratic.
+    let runs: Vec<Vec<&str>> = names.iter().map(|n| text::tokens(n).collect()).collect();
+    let name_tokens: FxHashSet<&str> = runs.iter().flatten().copied().collect();
     let norm = text::normalize(context);
     let mut terms: Vec<&str> = text::content_tokens(&norm)
         .filter(|t| !name_tokens.contains(t))
@@ -121,12 +127,9 @@ pub fn coverage_passes(
         let fact: Vec<&str> = text::tokens(&fact_norm).collect();
         let about = about_of(body);
         let named = names.is_empty()
-            || names.iter().any(|n| match &about {
+            || names.iter().zip(&runs).any(|(n, run)| match &about {
                 Some(people) => people.iter().any(|p| p == n),
-                None => {
-                    body.entities.iter().any(|e| &**e == *n)
-                        || contains_run(&fact, &text::tokens(n).collect::<Vec<_>>())
-                }
+                None => body.entities.iter().any(|e| &**e == *n) || contains_run(&fact, run),
             });
         if !named {
             return false;
@@ -154,7 +157,8 @@ pub fn coverage_passes(
 pub fn unseen_names(version: &IndexVersion, context: &str) -> Vec<String> {
     // Bits 0–2 of a field mask: text, entities, participants.
     const ANY_FIELD: usize = 0b111;
-    let mut unseen = Vec::new();
+    let mut unseen: Vec<String> = Vec::new();
+    let mut listed: FxHashSet<String> = FxHashSet::default();
     let mut sentence_start = true;
     for word in context.split_whitespace() {
         let bare = word.trim_matches(|c: char| !c.is_alphanumeric());
@@ -162,9 +166,13 @@ pub fn unseen_names(version: &IndexVersion, context: &str) -> Vec<String> {
         if capitalized && !sentence_start {
             let norm = text::normalize(bare);
             for t in text::content_tokens(&norm) {
+                if listed.contains(t) {
+                    continue;
+                }
                 let known = version.active.df(t, ANY_FIELD) > 0
                     || version.gazetteer.with_token(t).next().is_some();
-                if !known && !unseen.iter().any(|u| u == t) {
+                if !known {
+                    listed.insert(t.to_owned());
                     unseen.push(t.to_owned());
                 }
             }
