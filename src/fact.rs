@@ -378,6 +378,11 @@ impl Usage {
     }
 }
 
+/// A fact's activity intervals. Almost every fact has at most one (only a
+/// rollback reopens a displaced value), so it is held inline: a `Vec` cost
+/// an allocation of its own per fact (issue 24's heap table).
+pub type Intervals = smallvec::SmallVec<[Interval; 1]>;
+
 /// What the store did with a fact: the mutable part of Definition 1.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FactState {
@@ -386,7 +391,7 @@ pub struct FactState {
     /// Activity intervals, oldest first; the last is open iff the fact is
     /// current. Empty for a fact that entered as history (a late arrival
     /// under event-time ordering was never active).
-    pub intervals: Vec<Interval>,
+    pub intervals: Intervals,
     /// `s_f`: when the fact was last observed (event time of the latest
     /// observation that stated or restated it).
     pub last_observed: WallTime,

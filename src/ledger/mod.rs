@@ -62,7 +62,7 @@ mod views;
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
-use smallvec::SmallVec;
+use smallvec::{SmallVec, smallvec};
 
 pub use admission::{Signature, is_value_token, text_hash};
 pub use retire::Forget;
@@ -71,8 +71,8 @@ pub use views::{AsOf, history_in, related_in};
 use crate::config::{AdmissionParams, ChainOrder, Config, ScoreParams};
 use crate::error::Result;
 use crate::fact::{
-    Fact, FactBody, FactId, FactState, Interval, Key, Kind, Op, Seq, Status, StatusChange, Usage,
-    name_key,
+    Fact, FactBody, FactId, FactState, Interval, Intervals, Key, Kind, Op, Seq, Status,
+    StatusChange, Usage, name_key,
 };
 use crate::text;
 use crate::time::WallTime;
@@ -405,8 +405,10 @@ pub struct Ledger {
     keys_by_entity: FxHashMap<Arc<str>, SmallVec<[Key; 1]>>,
     /// Normalized-text hash → active facts with that hash.
     active_by_hash: FxHashMap<u64, Ids>,
-    /// (entity, value-token hash) → active facts: absorption candidates.
-    absorb_buckets: FxHashMap<(Arc<str>, u64), Ids>,
+    /// Hash of (entity, value-token hash) → active facts: absorption
+    /// candidates ([`absorb_bucket`]; a candidate is checked to name the
+    /// entity, so a collision costs a comparison, never a wrong merge).
+    absorb_buckets: FxHashMap<u64, Ids>,
     /// Admission signature of every active fact.
     signatures: FxHashMap<FactId, Signature>,
     /// Canonical name (entity or participant) → retained facts naming it.
@@ -784,10 +786,13 @@ impl Ledger {
         let vh = self.bucket_hash(sig);
         let mut best: Option<(f64, FactId)> = None;
         for entity in &draft.entities {
-            let Some(bucket) = self.absorb_buckets.get(&(entity.clone(), vh)) else {
+            let Some(bucket) = self.absorb_buckets.get(&absorb_bucket(entity, vh)) else {
                 continue;
             };
             for &id in bucket {
+                if !self.fact(id).body.entities.contains(entity) {
+                    continue;
+                }
                 let theirs = &self.signatures[&id];
                 if self.admission.value_token_match && !sig.same_values(theirs) {
                     continue;
@@ -805,7 +810,7 @@ impl Ledger {
     }
 
     /// Creates a fact and, unless it enters as history, activates it.
-    fn new_fact(&mut self, draft: Draft, intervals: Vec<Interval>, status: Status) -> FactId {
+    fn new_fact(&mut self, draft: Draft, intervals: Intervals, status: Status) -> FactId {
         let id = FactId(self.facts.len() as u64);
         let body = FactBody {
             id,
@@ -906,7 +911,7 @@ impl Ledger {
         t: WallTime,
         changes: &mut Vec<Change>,
     ) -> FactId {
-        let id = self.new_fact(draft, vec![open_at(u, t)], Status::Active);
+        let id = self.new_fact(draft, smallvec![open_at(u, t)], Status::Active);
         self.index_active(id, sig);
         changes.push(Change::Recorded(id));
         changes.push(Change::Activated(id));
@@ -945,7 +950,7 @@ impl Ledger {
             .then_some(draft.stated_at);
         self.close_alternatives(head, Status::Superseded, u, t);
         self.deactivate(head, status, u, t, changes);
-        let fact = self.new_fact(draft, vec![open_at(u, t)], Status::Active);
+        let fact = self.new_fact(draft, smallvec![open_at(u, t)], Status::Active);
         if self.admission.usage_inheritance {
             self.fact_mut(fact).state.usage = inherited;
         }
@@ -1013,7 +1018,7 @@ impl Ledger {
             newer = o;
             older = self.fact(o).state.supersedes;
         }
-        let fact = self.new_fact(draft, Vec::new(), Status::Superseded);
+        let fact = self.new_fact(draft, Intervals::new(), Status::Superseded);
         self.log_created(fact, u, t);
         self.fact_mut(fact).state.supersedes = older;
         self.fact_mut(fact).state.superseded_by = Some(newer);
@@ -1141,7 +1146,7 @@ impl Ledger {
         let vh = self.bucket_hash(&sig);
         for e in body.entities.iter() {
             self.absorb_buckets
-                .entry((e.clone(), vh))
+                .entry(absorb_bucket(e, vh))
                 .or_default()
                 .push(id);
         }
@@ -1162,7 +1167,7 @@ impl Ledger {
         remove_from(&mut self.active_by_hash, &sig.text, id);
         let vh = self.bucket_hash(&sig);
         for e in body.entities.iter() {
-            remove_from(&mut self.absorb_buckets, &(e.clone(), vh), id);
+            remove_from(&mut self.absorb_buckets, &absorb_bucket(e, vh), id);
         }
     }
 
@@ -1216,11 +1221,21 @@ fn writable(facts: &mut [Option<Arc<Fact>>], id: FactId) -> Option<&mut Fact> {
         .map(Arc::make_mut)
 }
 
-/// The fact ids one lookup-map entry lists: most list one (a name in one
-/// fact, a key with one version), so the first is held inline, not in an
-/// allocation of its own (measured with heaptrack on 1,000-fact stores:
-/// the maps' `Vec`s started at four ids each).
-type Ids = SmallVec<[FactId; 1]>;
+/// The fact ids one lookup-map entry lists: most list one or two (a name in
+/// one fact, a key with two versions), so the first two are held inline, not
+/// in an allocation of their own (measured with heaptrack on 1,000-fact
+/// stores: the maps' `Vec`s started at four ids each). Two inline ids cost
+/// no more than one: a `SmallVec` is a length plus the larger of its inline
+/// array and a heap pointer with a length (24 bytes either way).
+type Ids = SmallVec<[FactId; 2]>;
+
+/// The absorption bucket of an entity and a value-token hash: one hash
+/// rather than the pair, so an entry costs 32 bytes instead of 48 and no
+/// reference count on the name.
+fn absorb_bucket(entity: &str, value_hash: u64) -> u64 {
+    use std::hash::BuildHasher;
+    rustc_hash::FxBuildHasher.hash_one((entity, value_hash))
+}
 
 fn remove_from<K: std::hash::Hash + Eq>(map: &mut FxHashMap<K, Ids>, key: &K, id: FactId) {
     if let Some(list) = map.get_mut(key) {

@@ -43,7 +43,7 @@
 
 use super::{Change, Draft, Ledger, Outcome, Signature, open_at};
 use crate::error::{Error, Result};
-use crate::fact::{FactId, MAX_ALTERNATIVES, Op, Seq, Status};
+use crate::fact::{FactId, Intervals, MAX_ALTERNATIVES, Op, Seq, Status};
 use crate::time::WallTime;
 
 impl Ledger {
@@ -256,7 +256,7 @@ impl Ledger {
             self.reobserve(fact, &draft, changes);
             return Outcome::Reobserved { fact };
         }
-        let alt = self.new_fact(draft, Vec::new(), Status::Alternative);
+        let alt = self.new_fact(draft, Intervals::new(), Status::Alternative);
         self.log_created(alt, u, t);
         self.fact_mut(alt).state.edges_mut().alternative_of = Some(head);
         self.fact_mut(head).state.edges_mut().alternatives.push(alt);
@@ -282,7 +282,7 @@ impl Ledger {
         let reinstated = self.rollback_target(head);
         self.close_alternatives(head, Status::Superseded, u, t);
         self.deactivate(head, status, u, t, changes);
-        let tombstone = self.new_fact(draft, Vec::new(), Status::Tombstone);
+        let tombstone = self.new_fact(draft, Intervals::new(), Status::Tombstone);
         self.log_created(tombstone, u, t);
         self.fact_mut(tombstone).state.edges_mut().revokes = Some(head);
         self.fact_mut(head).state.edges_mut().revoked_by = Some(tombstone);

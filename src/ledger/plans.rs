@@ -27,7 +27,7 @@
 //! the chain and inactive, and that `pending_by_key` lists exactly them).
 
 use super::{Change, Draft, Ledger, Outcome, remove_from};
-use crate::fact::{Fact, FactId, Key, Kind, MAX_ALTERNATIVES, Seq, Status};
+use crate::fact::{Fact, FactId, Intervals, Key, Kind, MAX_ALTERNATIVES, Seq, Status};
 use crate::time::WallTime;
 
 impl Ledger {
@@ -65,7 +65,7 @@ impl Ledger {
         if plans.len() >= MAX_ALTERNATIVES {
             return self.keep_keyless(draft, u, t, changes);
         }
-        let fact = self.new_fact(draft, Vec::new(), Status::Pending);
+        let fact = self.new_fact(draft, Intervals::new(), Status::Pending);
         self.log_created(fact, u, t);
         self.index_pending(fact);
         changes.push(Change::Recorded(fact));
