@@ -61,6 +61,11 @@ pub struct LoadArgs {
     /// Leave workers unpinned (the OS places them).
     #[arg(long)]
     no_pin: bool,
+    /// Microseconds an idle worker polls the job queue before it sleeps:
+    /// a job arriving meanwhile needs no wake-up, at the cost of that CPU
+    /// time (the report's CPU column). 0 sleeps at once.
+    #[arg(long, default_value_t = 0)]
+    spin_us: u64,
     /// Print one JSON object on stdout (progress stays on stderr).
     #[arg(long)]
     json: bool,
@@ -208,6 +213,7 @@ impl LoadArgs {
             background: self.background,
             pin_workers: !self.no_pin,
             hedge: (!self.no_hedge).then_some(pfm_serve::request::DEFAULT_HEDGE),
+            spin: Duration::from_micros(self.spin_us),
             ..LoadOptions::default()
         };
         let bar = indicatif::ProgressBar::new(options.requests as u64).with_style(

@@ -94,7 +94,7 @@ impl Host {
         let pool = WorkerPool::start(
             options.workers,
             options.pin_workers,
-            &jobs_rx,
+            &jobs_rx.spinning(options.spin),
             &metrics,
             options.encoder.clone(),
         )?;

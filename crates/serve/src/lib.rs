@@ -165,6 +165,10 @@ pub struct ServeOptions {
     pub queue: usize,
     /// Pin workers to cores (round-robin) where the OS allows it.
     pub pin_workers: bool,
+    /// How long an idle worker polls the job queue before it sleeps (see
+    /// `sync::queue`): a job that arrives meanwhile is taken without a
+    /// wake-up, at the cost of that CPU time. Zero sleeps at once.
+    pub spin: Duration,
     /// Fraction of `ω` after which a fresh job is also handed to a second
     /// worker (a hedge against a stalled one); `None` never hedges.
     pub hedge: Option<f64>,
@@ -195,6 +199,7 @@ impl std::fmt::Debug for ServeOptions {
             .field("workers", &self.workers)
             .field("queue", &self.queue)
             .field("pin_workers", &self.pin_workers)
+            .field("spin", &self.spin)
             .field("hedge", &self.hedge)
             .field("publish_every", &self.publish_every)
             .field("max_contexts", &self.max_contexts)
@@ -216,6 +221,7 @@ impl Default for ServeOptions {
             workers: 4,
             queue: 4,
             pin_workers: true,
+            spin: Duration::ZERO,
             hedge: Some(request::DEFAULT_HEDGE),
             publish_every: Duration::from_millis(50),
             max_contexts: DEFAULT_MAX_CONTEXTS,

@@ -323,114 +323,7 @@ pub fn share<T: Clone>(value: std::sync::Arc<T>) -> Shared<T> {
     Shared::new((*value).clone())
 }
 
-/// The bounded multi-producer, multi-consumer job queue: crossbeam-channel in
-/// normal builds; under loom a mutex-guarded stand-in with the same
-/// non-blocking `try_send`, so the models check the protocol around the
-/// queue (crossbeam's own correctness is crossbeam's to check).
-pub mod queue {
-    pub use crossbeam_channel::{RecvError, TrySendError};
-
-    #[cfg(not(loom))]
-    pub use crossbeam_channel::{Receiver, Sender, bounded};
-
-    #[cfg(loom)]
-    pub use self::stand_in::{Receiver, Sender, bounded};
-
-    #[cfg(loom)]
-    mod stand_in {
-        use super::{RecvError, TrySendError};
-        use loom::sync::{Arc, Mutex};
-        use std::collections::VecDeque;
-
-        struct State<T> {
-            items: VecDeque<T>,
-            senders: usize,
-        }
-
-        struct Channel<T> {
-            state: Mutex<State<T>>,
-            capacity: usize,
-        }
-
-        /// The sending half.
-        pub struct Sender<T>(Arc<Channel<T>>);
-        /// The receiving half.
-        pub struct Receiver<T>(Arc<Channel<T>>);
-
-        /// A queue holding at most `capacity` items.
-        pub fn bounded<T>(capacity: usize) -> (Sender<T>, Receiver<T>) {
-            let shared = Arc::new(Channel {
-                state: Mutex::new(State {
-                    items: VecDeque::new(),
-                    senders: 1,
-                }),
-                capacity,
-            });
-            (Sender(shared.clone()), Receiver(shared))
-        }
-
-        impl<T> Sender<T> {
-            /// Enqueues without blocking, or hands the item back.
-            pub fn try_send(&self, item: T) -> Result<(), TrySendError<T>> {
-                let mut state = self.0.state.lock().unwrap();
-                if state.items.len() >= self.0.capacity {
-                    return Err(TrySendError::Full(item));
-                }
-                state.items.push_back(item);
-                Ok(())
-            }
-
-            /// Items waiting.
-            pub fn len(&self) -> usize {
-                self.0.state.lock().unwrap().items.len()
-            }
-
-            /// Whether no item waits.
-            pub fn is_empty(&self) -> bool {
-                self.len() == 0
-            }
-        }
-
-        impl<T> Clone for Sender<T> {
-            fn clone(&self) -> Self {
-                self.0.state.lock().unwrap().senders += 1;
-                Sender(self.0.clone())
-            }
-        }
-
-        impl<T> Drop for Sender<T> {
-            fn drop(&mut self) {
-                self.0.state.lock().unwrap().senders -= 1;
-            }
-        }
-
-        impl<T> Receiver<T> {
-            /// Waits for an item; fails once every sender is gone and the
-            /// queue is empty. Waits by yielding, which loom schedules as
-            /// "runs again once another thread has made progress".
-            pub fn recv(&self) -> Result<T, RecvError> {
-                loop {
-                    {
-                        let mut state = self.0.state.lock().unwrap();
-                        if let Some(item) = state.items.pop_front() {
-                            return Ok(item);
-                        }
-                        if state.senders == 0 {
-                            return Err(RecvError);
-                        }
-                    }
-                    loom::thread::yield_now();
-                }
-            }
-        }
-
-        impl<T> Clone for Receiver<T> {
-            fn clone(&self) -> Self {
-                Receiver(self.0.clone())
-            }
-        }
-    }
-}
+pub mod queue;
 
 /// Deliberate bugs for the loom models' broken variants.
 #[cfg(loom)]
@@ -472,6 +365,9 @@ pub mod fault {
         RemoveThenPublish,
         /// An open of a tenant runs without waiting for its close.
         OpenWhileClosing,
+        /// A job-queue receiver announces itself as a sleeper and parks
+        /// without looking at the queue again.
+        SleepWithoutLooking,
     }
 
     // Per OS thread: loom runs a model's threads as coroutines on the thread

@@ -115,6 +115,9 @@ pub struct LoadOptions {
     pub pin_workers: bool,
     /// Hedge a fresh job after this fraction of `ω` (see `ServeOptions`).
     pub hedge: Option<f64>,
+    /// How long an idle worker polls the queue before it sleeps (see
+    /// `ServeOptions::spin`).
+    pub spin: Duration,
 }
 
 impl Default for LoadOptions {
@@ -139,6 +142,7 @@ impl Default for LoadOptions {
             background: Background::Idle,
             pin_workers: true,
             hedge: Some(pfm_serve::request::DEFAULT_HEDGE),
+            spin: Duration::ZERO,
         }
     }
 }
@@ -256,6 +260,12 @@ pub struct LoadReport {
     pub prunes: u64,
     /// Seconds the request phase took.
     pub seconds: f64,
+    /// Idle workers' spin before sleeping, microseconds.
+    pub spin_us: f64,
+    /// CPU time the whole process (requests, workers, construction, the
+    /// publisher) used over the request phase, in cores (CPU seconds per
+    /// second): what a spin costs shows here.
+    pub cpu_cores: f64,
 }
 
 /// Runs the load test; `progress` is told how many requests are done.
@@ -300,6 +310,7 @@ pub fn run(options: &LoadOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Loa
             queue: options.workers,
             pin_workers: options.pin_workers,
             hedge: options.hedge,
+            spin: options.spin,
             publish_every: options.publish_every,
             // One context per query: the harness registers them all.
             max_contexts: queries.len().max(pfm_serve::DEFAULT_MAX_CONTEXTS),
@@ -327,6 +338,7 @@ pub fn run(options: &LoadOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Loa
     let finished = std::sync::atomic::AtomicU64::new(0);
     let behind = std::sync::Mutex::new((Vec::new(), 0u64));
     let started = Instant::now();
+    let cpu_started = cpu_seconds();
     std::thread::scope(|scope| -> Result<()> {
         scope.spawn(|| ingest(&runtime, stream, options.ingest_rate, &done));
         let mut threads = Vec::new();
@@ -375,6 +387,7 @@ pub fn run(options: &LoadOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Loa
         result
     })?;
     let seconds = started.elapsed().as_secs_f64();
+    let cpu_cores = (cpu_seconds() - cpu_started) / seconds;
     let counters = &runtime.metrics().counters;
     let ingested = counters.observations.load(Ordering::Relaxed) - obs0;
     let versions = counters.versions.load(Ordering::Relaxed) - ver0;
@@ -439,7 +452,21 @@ pub fn run(options: &LoadOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Loa
         publications,
         prunes,
         seconds,
+        spin_us: options.spin.as_secs_f64() * 1e6,
+        cpu_cores,
     })
+}
+
+/// User plus system CPU time of this process so far, seconds.
+fn cpu_seconds() -> f64 {
+    // SAFETY: getrusage writes one rusage through a valid pointer.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+        usage
+    };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    secs(usage.ru_utime) + secs(usage.ru_stime)
 }
 
 /// Streams `stream` into construction at `rate` facts per second until
@@ -536,7 +563,7 @@ impl LoadReport {
             s,
             "worker service p50 {:.1} us, p99 {:.1} us; hedged jobs {}; cancelled jobs {} (drain p50 {:.1} us, max {:.1} us); \
              no free worker {}; commits {} (p50 {:.1} us, batch p50 {:.0}, max {:.0}); snapshot publications {}; prunes {}; \
-             workers pinned {}/{}; {:.1} s",
+             workers pinned {}/{}; spin {:.0} us; CPU {:.2} cores; {:.1} s",
             self.service_us.p50,
             self.service_us.p99,
             self.hedges,
@@ -552,6 +579,8 @@ impl LoadReport {
             self.prunes,
             self.pinned_workers,
             self.workers,
+            self.spin_us,
+            self.cpu_cores,
             self.seconds
         );
         s
