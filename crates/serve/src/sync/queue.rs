@@ -61,6 +61,8 @@ pub struct RecvError;
 #[derive(Debug)]
 struct Sleeper {
     thread: Thread,
+    /// The CPU it went to sleep on (`None` where unknown).
+    cpu: Option<usize>,
     /// Set (once) by the sender that wakes it, or by the receiver itself
     /// when its second look found an item.
     woken: AtomicBool,
@@ -83,13 +85,51 @@ struct Channel<T> {
     receivers: AtomicUsize,
 }
 
+/// Most sleepers on the sender's CPU that `wake_one` sets aside.
+const ASIDE: usize = 8;
+
 impl<T> Channel<T> {
-    /// Wakes one announced sleeper, skipping stale ones.
+    /// Wakes one announced sleeper, dropping stale ones, and one that
+    /// slept on the sender's own CPU only if no other is asleep: a worker
+    /// pinned to the request thread's CPU preempts it the moment it wakes
+    /// and holds the CPU for its whole retrieval, so the request's handoff
+    /// and its resumption both take a service time (`pfm load` at 10,000
+    /// facts/s with pinned workers: every handoff over 100 µs had one
+    /// involuntary context switch, and h and `σ` p99 were 0.5-0.9 ms
+    /// against 0.03 and 0.15 ms with this preference). crossbeam-channel
+    /// hid this by accident: the woken worker blocked at once on the waker
+    /// mutex the sender still held.
+    ///
+    /// Sleepers set aside (at most [`ASIDE`]) are pushed back after another
+    /// is woken: a sender that looks for sleepers meanwhile may miss them,
+    /// but the woken one looks at the queue again before it sleeps (the
+    /// protocol's second look), so no item is stranded.
     fn wake_one(&self) {
+        let here = current_cpu();
+        let mut aside: [Option<Shared<Sleeper>>; ASIDE] = Default::default();
+        let mut set_aside = 0;
+        let mut woken = false;
         while let Some(sleeper) = self.idle.pop() {
+            if sleeper.woken.load(Ordering::Acquire) {
+                continue; // stale: its receiver withdrew
+            }
+            if here.is_some() && sleeper.cpu == here && set_aside < ASIDE {
+                aside[set_aside] = Some(sleeper);
+                set_aside += 1;
+                continue;
+            }
             if sleeper.claim() {
                 sleeper.thread.unpark();
-                return;
+                woken = true;
+                break;
+            }
+        }
+        for sleeper in aside.into_iter().flatten() {
+            if woken {
+                self.idle.push(sleeper);
+            } else if sleeper.claim() {
+                sleeper.thread.unpark();
+                woken = true;
             }
         }
     }
@@ -204,6 +244,7 @@ impl<T> Receiver<T> {
             }
             let me = Shared::new(Sleeper {
                 thread: thread::current(),
+                cpu: current_cpu(),
                 woken: AtomicBool::new(false),
             });
             channel.idle.push(me.clone());
@@ -278,6 +319,20 @@ impl<T> Drop for Receiver<T> {
     fn drop(&mut self) {
         self.channel.receivers.fetch_sub(1, Ordering::AcqRel);
     }
+}
+
+/// The CPU the calling thread runs on (a vDSO call on Linux).
+#[cfg(all(target_os = "linux", not(loom)))]
+fn current_cpu() -> Option<usize> {
+    // SAFETY: sched_getcpu takes no arguments and only reads the CPU number.
+    usize::try_from(unsafe { libc::sched_getcpu() }).ok()
+}
+
+/// The CPU the calling thread runs on: unknown here. Under loom every
+/// thread is on CPU 0, so the models also run `wake_one`'s set-aside path.
+#[cfg(any(not(target_os = "linux"), loom))]
+fn current_cpu() -> Option<usize> {
+    cfg!(loom).then_some(0)
 }
 
 /// The items: crossbeam's lock-free bounded array queue.
