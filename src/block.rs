@@ -228,7 +228,7 @@ mod tests {
             Scored {
                 body: Arc::new(FactBody {
                     stated_at: WallTime::parse(time).unwrap(),
-                    key: key.cloned(),
+                    key: key.cloned().map(Arc::new),
                     ..body
                 }),
                 ..s

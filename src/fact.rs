@@ -108,7 +108,7 @@ pub struct FactBody {
     /// Participants `P_f` of the source observation, in display form.
     pub participants: Box<[Arc<str>]>,
     /// The slot key `κ_f`, if the fact states a mutable slot.
-    pub key: Option<Key>,
+    pub key: Option<std::sync::Arc<Key>>,
     /// The slot value in normalized form (keyed facts only).
     pub value: Option<Box<str>>,
     /// When the source observation was made (event time); the block's date.

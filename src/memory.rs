@@ -504,7 +504,11 @@ impl Memory {
         let keys: Vec<Option<Key>> = commit
             .outcomes
             .iter()
-            .map(|o| self.ledger.get(o.fact()).and_then(|f| f.body.key.clone()))
+            .map(|o| {
+                self.ledger
+                    .get(o.fact())
+                    .and_then(|f| f.body.key.as_deref().cloned())
+            })
             .collect();
         self.apply(&commit);
         Ok(commit
@@ -551,7 +555,8 @@ impl Memory {
                 .ok_or(Error::UnknownFact(t))?
                 .body
                 .key
-                .clone(),
+                .as_deref()
+                .cloned(),
             None => None,
         };
         // A value states the head for accept and contest; for the other

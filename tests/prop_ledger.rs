@@ -92,7 +92,7 @@ fn typed_observation(m: &Memory, t: &Typed) -> Observation {
     let versions: Vec<FactId> = m
         .ledger()
         .facts()
-        .filter(|f| f.body.key.as_ref() == Some(&key))
+        .filter(|f| f.body.key.as_deref() == Some(&key))
         .map(|f| f.id())
         .collect();
     let target = t
@@ -249,7 +249,7 @@ fn check(m: &Memory, ordering: ChainOrder) -> Result<(), TestCaseError> {
     let mut versions: HashMap<Key, Vec<&pfm::Fact>> = HashMap::new();
     for f in m.ledger().facts() {
         if let Some(k) = &f.body.key {
-            versions.entry(k.clone()).or_default().push(f);
+            versions.entry(Key::clone(k)).or_default().push(f);
         }
     }
     for (key, vs) in versions {
@@ -866,7 +866,7 @@ proptest! {
             m.ledger().verify().map_err(TestCaseError::fail)?;
             for f in m.ledger().active() {
                 if let (Some(key), Some(value)) = (&f.body.key, &f.body.value) {
-                    prop_assert!(stated.contains(&(key.clone(), value.to_string())), "{} = {} is current but was only planned", key, value);
+                    prop_assert!(stated.contains(&(Key::clone(key), value.to_string())), "{} = {} is current but was only planned", key, value);
                     prop_assert!(f.state.entered_by == pfm::fact::Op::Accept || f.state.entered_by == pfm::fact::Op::Reject);
                 }
             }

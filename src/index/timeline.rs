@@ -138,7 +138,7 @@ impl Timeline {
     pub fn newest_of(&self, key: &Key) -> Option<FactId> {
         let mut plan = None;
         for f in self.facts.iter().rev().flatten() {
-            if f.body.key.as_ref() != Some(key) {
+            if f.body.key.as_deref() != Some(key) {
                 continue;
             }
             if f.state.status != Status::Pending {

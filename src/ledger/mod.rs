@@ -398,11 +398,11 @@ pub struct Ledger {
     /// Wall time of the last commit; commit times never go backward.
     committed_at: WallTime,
     /// Key → its current fact.
-    active_by_key: FxHashMap<Key, FactId>,
+    active_by_key: FxHashMap<Arc<Key>, FactId>,
     /// Key → every retained version, in creation order.
-    versions_by_key: FxHashMap<Key, Ids>,
+    versions_by_key: FxHashMap<Arc<Key>, Ids>,
     /// Entity → the keys of `versions_by_key` it owns, in creation order.
-    keys_by_entity: FxHashMap<Arc<str>, SmallVec<[Key; 1]>>,
+    keys_by_entity: FxHashMap<Arc<str>, SmallVec<[Arc<Key>; 1]>>,
     /// Normalized-text hash → active facts with that hash.
     active_by_hash: FxHashMap<u64, Ids>,
     /// Hash of (entity, value-token hash) → active facts: absorption
@@ -414,7 +414,7 @@ pub struct Ledger {
     /// Canonical name (entity or participant) → retained facts naming it.
     facts_by_name: FxHashMap<Arc<str>, Ids>,
     /// Key → its pending plans (status `Pending`), oldest first.
-    pending_by_key: FxHashMap<Key, Ids>,
+    pending_by_key: FxHashMap<Arc<Key>, Ids>,
     /// Facts written since the last commit finished (drained into
     /// [`Commit::touched`]): `fact_mut` and `new_fact` record every fact
     /// they hand out or create; the two writes that bypass them (usage
@@ -537,7 +537,7 @@ impl Ledger {
     }
 
     /// The keys `entity` owns that have a retained version, oldest first.
-    pub fn keys_of(&self, entity: &str) -> &[Key] {
+    pub fn keys_of(&self, entity: &str) -> &[Arc<Key>] {
         self.keys_by_entity
             .get(entity)
             .map(|keys| keys.as_slice())
@@ -809,6 +809,15 @@ impl Ledger {
         best.map(|(_, id)| id)
     }
 
+    /// The key as the ledger already holds it (one allocation shared by
+    /// every version of the key and the maps that list it), or a new one.
+    fn shared_key(&self, key: Key) -> Arc<Key> {
+        match self.versions_by_key.get_key_value(&key) {
+            Some((held, _)) => held.clone(),
+            None => Arc::new(key),
+        }
+    }
+
     /// Creates a fact and, unless it enters as history, activates it.
     fn new_fact(&mut self, draft: Draft, intervals: Intervals, status: Status) -> FactId {
         let id = FactId(self.facts.len() as u64);
@@ -817,7 +826,7 @@ impl Ledger {
             text: draft.text.into(),
             entities: draft.entities.into(),
             participants: draft.participants.into(),
-            key: draft.key,
+            key: draft.key.map(|key| self.shared_key(key)),
             value: draft.value.map(Into::into),
             stated_at: draft.stated_at,
             source: draft.source.map(Into::into),

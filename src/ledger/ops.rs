@@ -87,7 +87,7 @@ impl Ledger {
         };
         if let Some(t) = d.target {
             let f = self.get(t).ok_or(Error::UnknownFact(t))?;
-            if f.body.key.as_ref() != Some(key) {
+            if f.body.key.as_deref() != Some(key) {
                 return Err(refuse(match &f.body.key {
                     Some(other) => format!("target {t} is a version of key {other}"),
                     None => format!("target {t} is a fact without a key"),

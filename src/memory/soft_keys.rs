@@ -75,7 +75,7 @@ pub fn candidates(ledger: &Ledger, subject: &str, opened: &[(Key, ObjectClass)])
         }
         let candidate = match relations::relation(&key.slot) {
             Some(row) => Candidate {
-                key: key.clone(),
+                key: Key::clone(key),
                 phrases: row.nouns.iter().map(|n| (*n).to_owned()).collect(),
                 class: ObjectClass::of_type(row.object),
             },

@@ -104,7 +104,7 @@ pub fn with_keys(memory: &Memory, stored: &[Acked]) -> Vec<Acked> {
             key: memory
                 .fact(FactId(a.fact))
                 .ok()
-                .and_then(|f| f.body.key.as_ref().map(Key::to_string)),
+                .and_then(|f| f.body.key.as_deref().map(Key::to_string)),
             matched_by: None,
             ..a.clone()
         })
