@@ -22,7 +22,7 @@ use std::time::Duration;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use pfm::rank::Scratch;
 use pfm::retrieve::retrieve_with;
-use pfm::{Config, Memory, Observation, WallTime};
+use pfm::{Memory, Observation, WallTime};
 use pfm_synth::{SynthQuery, Vocabulary};
 
 const SIZES: [u64; 3] = [1_000, 20_000, 100_000];
@@ -30,13 +30,7 @@ const COMMIT_SIZES: [u64; 2] = [20_000, 100_000];
 
 fn build(n: u64, vocabulary: Vocabulary) -> (Memory, Vec<SynthQuery>) {
     let (facts, queries) = pfm_synth::generate(n, 7, vocabulary, pfm_synth::DEFAULT_QUERIES);
-    let mut memory = Memory::new(Config::default()).expect("default config is valid");
-    for chunk in facts.chunks(1000) {
-        memory
-            .observe_batch(chunk.iter().map(|f| f.observation()).collect())
-            .expect("corpus observations are valid");
-    }
-    memory.wait_for_merges();
+    let memory = pfm_harness::scale::build(&facts, None).expect("corpus observations are valid");
     (memory, queries[50..].to_vec())
 }
 

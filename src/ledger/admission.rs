@@ -65,30 +65,19 @@ pub struct Signature {
     values: u32,
 }
 
-fn sorted_hashes<'a>(tokens: impl Iterator<Item = &'a str>, into: &mut Vec<u64>) {
-    let from = into.len();
-    into.extend(tokens.map(|t| FxBuildHasher.hash_one(t)));
-    into[from..].sort_unstable();
-    let mut kept = from;
-    for i in from..into.len() {
-        if kept == from || into[kept - 1] != into[i] {
-            into[kept] = into[i];
-            kept += 1;
-        }
-    }
-    into.truncate(kept);
+fn sorted_hashes<'a>(tokens: impl Iterator<Item = &'a str>) -> Vec<u64> {
+    let mut v: Vec<u64> = tokens.map(|t| FxBuildHasher.hash_one(t)).collect();
+    v.sort_unstable();
+    v.dedup();
+    v
 }
 
 impl Signature {
     /// The signature of a text, given as observed and [`text::normalize`]d.
     pub fn of(raw: &str, normalized: &str) -> Self {
-        let mut hashes = Vec::new();
-        sorted_hashes(
-            value_tokens(raw, normalized).iter().map(String::as_str),
-            &mut hashes,
-        );
+        let mut hashes = sorted_hashes(value_tokens(raw, normalized).iter().map(String::as_str));
         let values = u32::try_from(hashes.len()).expect("a text has fewer than 2^32 tokens");
-        sorted_hashes(text::content_tokens(normalized), &mut hashes);
+        hashes.extend(sorted_hashes(text::content_tokens(normalized)));
         Signature {
             text: text_hash(normalized),
             hashes: hashes.into(),

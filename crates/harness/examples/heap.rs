@@ -1,17 +1,12 @@
 //! The store's heap by structure, for heaptrack (issue 24, `scale/README.md`).
 //!
-//! Builds the synthetic corpus (seed 7) like a `pfm scale` row — batches of
-//! 1,000 observations, merges drained — drops the generator's input, and
-//! exits *without* dropping the store, so every byte the store still holds
-//! is reported by heaptrack as leaked at its allocation site. Runs on the
-//! system allocator (heaptrack hooks `malloc`; mimalloc would bypass it).
-//!
-//! ```text
-//! cargo build --release -p pfm-harness --example heap
-//! heaptrack -o /tmp/heap target/release/examples/heap wide 100000
-//! heaptrack_print -f /tmp/heap.zst -l 1 -n 0 -s 0 -a 0 -p 0 -t 0 --print-leaks 1 | scale/heap-by-structure
-//! ```
-use pfm::{Config, Memory};
+//! Builds the synthetic corpus (seed 7) with `pfm scale`'s own builder
+//! (`pfm_harness::scale::build`: batches of 1,000 observations, merges
+//! drained), drops the generator's input, and exits *without* dropping the
+//! store, so every byte the store still holds is reported by heaptrack as
+//! leaked at its allocation site. Runs on the system allocator (heaptrack
+//! hooks `malloc`; mimalloc would bypass it). `scripts/heap-by-structure
+//! wide 100000` builds it, runs it under heaptrack and buckets the report.
 use pfm_synth::Vocabulary;
 
 fn main() {
@@ -34,13 +29,7 @@ fn main() {
     };
     let (facts, queries) = pfm_synth::generate(n, 7, voc, 350);
     drop(queries);
-    let mut memory = Memory::new(Config::default()).expect("default config");
-    for batch in facts.chunks(1000) {
-        memory
-            .observe_batch(batch.iter().map(|f| f.observation()).collect())
-            .expect("synthetic observations are valid");
-    }
-    memory.wait_for_merges();
+    let memory = pfm_harness::scale::build(&facts, None).expect("synthetic observations are valid");
     drop(facts);
     eprintln!("built {n} facts; exiting with the store alive");
     // Deliberately not dropped: what is live now is the store's footprint.

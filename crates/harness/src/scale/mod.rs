@@ -55,7 +55,7 @@ pub const WARM_UP: usize = 50;
 /// Single-fact commits timed for commit-to-visible.
 pub const COMMITS: usize = 200;
 /// Observations per build batch.
-const BATCH: usize = 1_000;
+pub const BATCH: usize = 1_000;
 
 /// One measured (size, vocabulary) line.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -294,8 +294,10 @@ pub fn measure(
 const MIB: f64 = 1024.0 * 1024.0;
 
 /// A fresh store holding `facts`, observed in batches of [`BATCH`] with
-/// background merges drained, embedding them with `encoder` if given.
-fn build(facts: &[SynthFact], encoder: Option<Box<dyn Encoder>>) -> Result<Memory> {
+/// background merges drained, embedding them with `encoder` if given: how
+/// every `pfm scale` row (and the heap profile, `examples/heap.rs`, and the
+/// retrieval bench) builds its store.
+pub fn build(facts: &[SynthFact], encoder: Option<Box<dyn Encoder>>) -> Result<Memory> {
     let mut memory = Memory::new(Config::default())?;
     if let Some(encoder) = encoder {
         memory.set_encoder(encoder, false)?;
