@@ -63,7 +63,7 @@ pub struct LoadArgs {
     no_pin: bool,
     /// Microseconds an idle worker polls the job queue before it sleeps:
     /// a job arriving meanwhile needs no wake-up, at the cost of that CPU
-    /// time (the report's CPU column). 0 sleeps at once.
+    /// time (the report's CPU column). 0 sleeps at once; at most 1,000,000.
     #[arg(long, default_value_t = 0)]
     spin_us: u64,
     /// Print one JSON object on stdout (progress stays on stderr).

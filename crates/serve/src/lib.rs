@@ -142,6 +142,11 @@ impl Background {
     }
 }
 
+/// The longest [`ServeOptions::spin`]: a second of polling already costs a
+/// core for a second per idle period, far past any request gap worth
+/// bridging.
+pub const MAX_SPIN: Duration = Duration::from_secs(1);
+
 /// How the runtime is set up. On a shared [`Host`], the host's fields
 /// (workers, queue, pinning, publication period, background scheduling,
 /// construction threads, the workers' encoder) are read when the host
@@ -167,7 +172,8 @@ pub struct ServeOptions {
     pub pin_workers: bool,
     /// How long an idle worker polls the job queue before it sleeps (see
     /// `sync::queue`): a job that arrives meanwhile is taken without a
-    /// wake-up, at the cost of that CPU time. Zero sleeps at once.
+    /// wake-up, at the cost of that CPU time. Zero sleeps at once; at most
+    /// [`MAX_SPIN`].
     pub spin: Duration,
     /// Fraction of `ω` after which a fresh job is also handed to a second
     /// worker (a hedge against a stalled one); `None` never hedges.
@@ -256,6 +262,12 @@ impl ServeOptions {
         {
             return Err(Error::InvalidConfig(format!(
                 "background nice {n}: use 1 to 19"
+            )));
+        }
+        if self.spin > MAX_SPIN {
+            return Err(Error::InvalidConfig(format!(
+                "spin {:?}: at most {MAX_SPIN:?} (an idle worker polls that long before it sleeps)",
+                self.spin
             )));
         }
         if self.publish_every.is_zero() || self.prune_every.is_some_and(|p| p.is_zero()) {

@@ -272,25 +272,26 @@ impl<T> Receiver<T> {
         self.channel.items.pop()
     }
 
-    /// One pop, or (with a spin) pops until an item comes or the spin ends.
+    /// One pop, or (with a spin) pops until an item comes, the spin ends or
+    /// the last sender leaves (so a spinning worker stops with its queue).
     fn poll(&self) -> Option<T> {
-        let items = &self.channel.items;
+        let channel = &*self.channel;
         #[cfg(not(loom))]
         if !self.spin.is_zero() {
             let started = std::time::Instant::now();
             loop {
                 for _ in 0..64 {
-                    if let Some(item) = items.pop() {
+                    if let Some(item) = channel.items.pop() {
                         return Some(item);
                     }
                     std::hint::spin_loop();
                 }
-                if started.elapsed() >= self.spin {
+                if started.elapsed() >= self.spin || channel.senders.load(Ordering::Acquire) == 0 {
                     return None;
                 }
             }
         }
-        items.pop()
+        channel.items.pop()
     }
 
     /// Items waiting.
@@ -481,5 +482,19 @@ mod tests {
         }
         drop(tx);
         assert_eq!(worker.join().unwrap(), 100);
+    }
+
+    #[test]
+    fn a_long_spin_still_ends_when_the_last_sender_leaves() {
+        let (tx, rx) = bounded::<u32>(1);
+        let rx = rx.spinning(std::time::Duration::from_secs(3600));
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::spawn(move || done.send(rx.recv()).unwrap());
+        drop(tx);
+        assert_eq!(
+            finished.recv_timeout(std::time::Duration::from_secs(30)),
+            Ok(Err(RecvError)),
+            "a spinning receiver kept polling a queue with no sender"
+        );
     }
 }
