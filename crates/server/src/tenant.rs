@@ -72,10 +72,11 @@ pub const TENANT_BASE_BYTES: u64 = 500_000;
 
 /// A fact's memory in an open store, as estimated for the budget, in RSS
 /// (what an operator's budget means): measured with `pfm load --tenants
-/// 1000` (1,000 tenants of 100–2,000 facts, 1.04 M facts, all open), 3.96
-/// GB of RSS after the preload, 3.5 KB per fact after the base (the
-/// resident ledger, indexes, graph and gazetteer of each store).
-pub const FACT_BYTES: u64 = 3_600;
+/// 1000` (1,000 tenants of 100–2,000 facts, 1.04 M facts, all open), 3.69
+/// GB of RSS after 30 s of serving, 3.1 KB per fact after the base (the
+/// resident ledger, indexes, graph and gazetteer of each store; 3.6 KB
+/// before `pfm` turned transparent huge pages off, 2026-12-04).
+pub const FACT_BYTES: u64 = 3_100;
 
 /// How long a tenant must be unused before it may be closed for the
 /// budget: a tenant in active use is never closed between its requests.
