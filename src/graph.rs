@@ -9,25 +9,28 @@
 //! with time; only additions and erasures reorder them.
 //!
 //! # Invariants
-//! 1. `adjacency` holds the exact `W` of every edge of every retained fact
-//!    (symmetric).
+//! 1. The writer holds the exact `W` of every edge of every retained fact
+//!    (symmetric): a hub's in its map of all edges, any other node's in its
+//!    list (see [`GraphWriter`]).
 //! 2. The published neighbour list of a node is its top
 //!    `neighbours_per_node` edges by `W` (ties: lower node id first).
 //!
 //! A node with at most `neighbours_per_node` edges publishes them all, so
-//! its list is sorted from `adjacency` when it is published; only a hub
-//! (more edges than that) keeps a top list of its own. Additions only raise
-//! weights, so a hub's top list is maintained incrementally in place; an
-//! erasure recomputes the lists of the nodes it touched from `adjacency`.
-//! Changed lists are copied into the persistent read side once per commit
-//! ([`GraphWriter::publish`]), so a hub node touched by a thousand facts of
-//! one batch is copied once.
+//! its published list is its whole adjacency and the writer keeps no other
+//! copy of it; only a hub (more edges than that) keeps a map of all its
+//! edges and a top list of its own. Additions only raise weights, so lists
+//! are maintained incrementally in place; an erasure or a pruning that
+//! lowers a hub's edge recomputes its top list from its map. Changed lists
+//! are copied into the persistent read side once per commit
+//! ([`GraphWriter::publish`]), so a node touched by a thousand facts of one
+//! batch is copied once.
 //!
 //! Node ids are dense (`0..next`), so the read side keeps the lists in a
 //! persistent vector indexed by node (16 bytes a node, chunks of 64 shared
 //! between versions) rather than a hash map (an entry there cost ~150
-//! bytes, measured with heaptrack on 1,000-fact stores). The graph writer is checked by the tests below and by
-//! `erasure_leaves_no_trace` in `tests/memory.rs`.
+//! bytes, measured with heaptrack on 1,000-fact stores). The graph writer
+//! is checked by the tests below and by `erasure_leaves_no_trace` in
+//! `tests/memory.rs`.
 
 use std::sync::Arc;
 
@@ -81,17 +84,35 @@ impl Graph {
 }
 
 /// The write side.
+///
+/// Where an edge's weight lives (invariant 1): a hub (more than
+/// `neighbours_per_node` edges) holds all its edges in [`Hub::all`]; any
+/// other node holds them in its published list, which is then every edge
+/// it has — or, once it changed since the last publication, in its working
+/// copy in `changed`. So a quiet node costs only its published list, shared
+/// with every index version, and a batch that touches a node many times
+/// edits one copy and publishes it once.
 #[derive(Debug)]
 pub struct GraphWriter {
     params: GraphParams,
     next: NodeId,
-    adjacency: FxHashMap<NodeId, FxHashMap<NodeId, f64>>,
-    /// Each hub's top list (invariant 2), mutated in place: only nodes
-    /// with more than `neighbours_per_node` edges have one.
-    top: FxHashMap<NodeId, Vec<(NodeId, f64)>>,
-    /// Nodes whose top list changed since the last publication.
-    dirty: Vec<NodeId>,
+    hubs: FxHashMap<NodeId, Hub>,
+    /// Working copies of the non-hub nodes changed since the last
+    /// publication: all their edges, in neighbour order.
+    changed: FxHashMap<NodeId, Vec<(NodeId, f64)>>,
+    /// Hubs whose top list changed since the last publication.
+    dirty_hubs: Vec<NodeId>,
     published: Graph,
+}
+
+/// A node with more edges than it publishes.
+#[derive(Debug)]
+struct Hub {
+    /// Every edge's exact `W`.
+    all: FxHashMap<NodeId, f64>,
+    /// The top `neighbours_per_node` of `all` in neighbour order,
+    /// maintained in place as weights rise.
+    top: Vec<(NodeId, f64)>,
 }
 
 impl GraphWriter {
@@ -100,9 +121,9 @@ impl GraphWriter {
         GraphWriter {
             params,
             next: 0,
-            adjacency: FxHashMap::default(),
-            top: FxHashMap::default(),
-            dirty: Vec::new(),
+            hubs: FxHashMap::default(),
+            changed: FxHashMap::default(),
+            dirty_hubs: Vec::new(),
             published: Graph::default(),
         }
     }
@@ -112,30 +133,32 @@ impl GraphWriter {
         &self.published
     }
 
-    /// Copies the changed top lists into the read side and returns it.
+    /// Copies the changed lists into the read side and returns it.
     pub fn publish(&mut self) -> Graph {
-        self.dirty.sort_unstable();
-        self.dirty.dedup();
-        for &node in &self.dirty {
-            let list: Option<List> = match self.top.get(&node) {
-                Some(top) => Some(top.as_slice().into()),
-                None => self
-                    .adjacency
-                    .get(&node)
-                    .filter(|adj| !adj.is_empty())
-                    .map(|adj| sorted(adj).into()),
-            };
+        let mut lists: Vec<(NodeId, Option<List>)> = self
+            .changed
+            .drain()
+            .map(|(node, list)| (node, (!list.is_empty()).then(|| list.into())))
+            .collect();
+        self.dirty_hubs.sort_unstable();
+        self.dirty_hubs.dedup();
+        // A hub that fell back to a working copy is published from it.
+        lists.extend(
+            self.dirty_hubs
+                .drain(..)
+                .filter_map(|node| Some((node, Some(self.hubs.get(&node)?.top.as_slice().into())))),
+        );
+        let published = &mut self.published.neighbours;
+        for (node, list) in lists {
             let at = node as usize;
-            let lists = &mut self.published.neighbours;
-            if at >= lists.len() {
+            if at >= published.len() {
                 if list.is_none() {
                     continue;
                 }
-                lists.extend(std::iter::repeat_n(None, at + 1 - lists.len()));
+                published.extend(std::iter::repeat_n(None, at + 1 - published.len()));
             }
-            lists.set(at, list);
+            published.set(at, list);
         }
-        self.dirty.clear();
         self.published.clone()
     }
 
@@ -162,14 +185,8 @@ impl GraphWriter {
                 if a == b {
                     continue;
                 }
-                let w = {
-                    let e = self.adjacency.entry(a).or_default().entry(b).or_insert(0.0);
-                    *e += delta;
-                    *e
-                };
-                *self.adjacency.entry(b).or_default().entry(a).or_insert(0.0) = w;
-                self.raise(a, b, w);
-                self.raise(b, a, w);
+                let w = self.update(a, b, |old| old + delta);
+                self.update(b, a, |_| w);
             }
         }
     }
@@ -183,20 +200,14 @@ impl GraphWriter {
         alive: impl Fn(&str) -> bool,
         weight: impl Fn(&str, &str) -> f64,
     ) {
-        let mut touched: Vec<NodeId> = Vec::new();
         for (a, name) in nodes {
             if !alive(name) {
-                if let Some(adj) = self.adjacency.remove(a) {
-                    for b in adj.keys() {
-                        if let Some(m) = self.adjacency.get_mut(b) {
-                            m.remove(a);
-                        }
-                        touched.push(*b);
-                    }
+                for (b, _) in self.edges(*a) {
+                    self.update(b, *a, |_| 0.0);
                 }
+                self.hubs.remove(a);
+                self.changed.insert(*a, Vec::new());
                 self.published.ids.remove(name);
-                self.top.remove(a);
-                self.dirty.push(*a);
             }
         }
         for (i, (a, an)) in nodes.iter().enumerate() {
@@ -205,93 +216,119 @@ impl GraphWriter {
                     continue;
                 }
                 let w = weight(an, bn);
-                for (x, y) in [(a, b), (b, a)] {
-                    let m = self.adjacency.entry(*x).or_default();
-                    if w > 0.0 {
-                        m.insert(*y, w);
-                    } else {
-                        m.remove(y);
-                    }
-                }
-                touched.push(*a);
-                touched.push(*b);
+                self.update(*a, *b, |_| w);
+                self.update(*b, *a, |_| w);
             }
-        }
-        touched.sort_unstable();
-        touched.dedup();
-        for n in touched {
-            if self.adjacency.get(&n).is_some_and(|m| m.is_empty()) {
-                self.adjacency.remove(&n);
-            }
-            self.rebuild(n);
         }
     }
 
     /// Drops edges whose decayed weight at `at` is below the threshold.
     pub fn prune(&mut self, at: WallTime) {
         let limit = self.params.edge_threshold * self.contribution(at);
-        let mut touched = Vec::new();
-        for (a, m) in self.adjacency.iter_mut() {
-            let before = m.len();
-            m.retain(|_, w| *w >= limit);
-            if m.len() != before {
-                touched.push(*a);
+        for a in 0..self.next {
+            for (b, w) in self.edges(a) {
+                if w < limit {
+                    self.update(a, b, |_| 0.0);
+                }
             }
-        }
-        self.adjacency.retain(|_, m| !m.is_empty());
-        for n in touched {
-            self.rebuild(n);
         }
     }
 
-    /// Incremental top-k update after edge `a → b` rose to `w`: nothing
-    /// to keep while `a` publishes all its edges; its top list built when
-    /// it first has more.
-    fn raise(&mut self, a: NodeId, b: NodeId, w: f64) {
+    /// A node's edges with their weights (in no particular order for a hub).
+    fn edges(&self, a: NodeId) -> Vec<(NodeId, f64)> {
+        match self.hubs.get(&a) {
+            Some(hub) => hub.all.iter().map(|(b, w)| (*b, *w)).collect(),
+            None => match self.changed.get(&a) {
+                Some(list) => list.clone(),
+                None => self.published.neighbours(a).to_vec(),
+            },
+        }
+    }
+
+    /// Sets edge `a → b` from its weight (zero when there is none) to
+    /// `weight(old)`, zero removing it, on `a`'s side only; returns the new
+    /// weight. Keeps invariants 1 and 2 for `a`: a node becomes a hub when
+    /// it passes `neighbours_per_node` edges and stops being one when it is
+    /// back at that many.
+    fn update(&mut self, a: NodeId, b: NodeId, weight: impl FnOnce(f64) -> f64) -> f64 {
         let k = self.params.neighbours_per_node;
-        if !self.top.contains_key(&a) {
-            if self.adjacency.get(&a).is_some_and(|adj| adj.len() > k) {
-                self.rebuild(a);
-            } else {
-                self.dirty.push(a);
+        if let Some(hub) = self.hubs.get_mut(&a) {
+            let (w, changed) = hub.update(b, weight, k);
+            if changed {
+                self.dirty_hubs.push(a);
             }
-            return;
+            if hub.all.len() <= k {
+                let all = sorted(&hub.all);
+                self.hubs.remove(&a);
+                self.changed.insert(a, all);
+            }
+            return w;
+        }
+        let published = &self.published;
+        let list = self
+            .changed
+            .entry(a)
+            .or_insert_with(|| published.neighbours(a).to_vec());
+        let old = match list.iter().position(|e| e.0 == b) {
+            Some(i) => list.remove(i).1,
+            None => 0.0,
+        };
+        let w = weight(old);
+        if w <= 0.0 {
+            return w;
         }
         let entry = (b, w);
-        let list = self.top.entry(a).or_default();
-        match list.iter().position(|e| e.0 == b) {
-            Some(i) => {
-                list.remove(i);
+        let at = list.partition_point(|e| order(e, &entry).is_lt());
+        list.insert(at, entry);
+        if list.len() > k {
+            // Infallible: the working copy was just made or found.
+            let mut top = self.changed.remove(&a).expect("a working copy");
+            let all = top.iter().copied().collect();
+            top.truncate(k);
+            self.hubs.insert(a, Hub { all, top });
+            self.dirty_hubs.push(a);
+        }
+        w
+    }
+}
+
+impl Hub {
+    /// Sets edge `→ b` to `weight(old)` (zero removes it); returns the new
+    /// weight and whether the top list changed. A raise updates the top
+    /// list in place; a fall (only erasure and pruning lower weights)
+    /// recomputes it.
+    fn update(&mut self, b: NodeId, weight: impl FnOnce(f64) -> f64, k: usize) -> (f64, bool) {
+        let old = self.all.get(&b).copied();
+        let w = weight(old.unwrap_or(0.0));
+        if w <= 0.0 {
+            if self.all.remove(&b).is_none() {
+                return (w, false);
             }
-            None if list.len() >= k
-                && list.last().is_none_or(|last| order(&entry, last).is_ge()) =>
+        } else {
+            self.all.insert(b, w);
+        }
+        if w <= 0.0 || old.is_some_and(|old| w < old) {
+            self.top = sorted(&self.all);
+            self.top.truncate(k);
+            return (w, true);
+        }
+        let entry = (b, w);
+        match self.top.iter().position(|e| e.0 == b) {
+            Some(i) => {
+                self.top.remove(i);
+            }
+            None if self.top.len() >= k
+                && self.top.last().is_none_or(|last| order(&entry, last).is_ge()) =>
             {
-                return;
+                return (w, false);
             }
             None => {}
         }
         // The list stays sorted: insert the raised entry in place.
-        let at = list.partition_point(|e| order(e, &entry).is_lt());
-        list.insert(at, entry);
-        list.truncate(k);
-        self.dirty.push(a);
-    }
-
-    /// Recomputes a node's top list from `adjacency` (none unless it is a
-    /// hub).
-    fn rebuild(&mut self, a: NodeId) {
-        self.dirty.push(a);
-        let k = self.params.neighbours_per_node;
-        match self.adjacency.get(&a) {
-            Some(adj) if adj.len() > k => {
-                let mut list = sorted(adj);
-                list.truncate(k);
-                self.top.insert(a, list);
-            }
-            _ => {
-                self.top.remove(&a);
-            }
-        }
+        let at = self.top.partition_point(|e| order(e, &entry).is_lt());
+        self.top.insert(at, entry);
+        self.top.truncate(k);
+        (w, true)
     }
 }
 
@@ -340,29 +377,65 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// Invariant 2 under any sequence of additions: every published
-        /// list is the node's top `k` edges of `adjacency`, whether the
-        /// node keeps a top list (a hub) or is sorted at publication, and
-        /// as nodes cross from one to the other.
+        /// Invariants 1 and 2 under any sequence of additions, exact
+        /// recomputations and prunings: every published list is the top
+        /// `k` of a model of every edge's weight kept beside the writer,
+        /// as nodes cross to hubs and back.
         #[test]
         fn published_lists_are_the_exact_top_k(
-            edges in proptest::collection::vec((0u32..12, 0u32..12, 1u32..50), 1..200),
+            steps in proptest::collection::vec((0u32..12, 0u32..12, 0u32..50, 0u8..12), 1..200),
         ) {
             let k = 3;
+            // Weights are anchored at the anchor itself, where one fact
+            // contributes 1: pruning there drops edges below 10.
+            let threshold = 10.0;
             let mut g = GraphWriter::new(GraphParams {
                 neighbours_per_node: k,
+                edge_threshold: threshold,
                 ..GraphParams::default()
             });
             let names: Vec<Arc<str>> = (0..12).map(|i| Arc::from(format!("n{i}"))).collect();
             let ids: Vec<NodeId> = names.iter().map(|n| g.intern(n)).collect();
-            for (step, (a, b, w)) in edges.into_iter().enumerate() {
-                g.strengthen(&[ids[a as usize], ids[b as usize]], f64::from(w));
+            let mut model: std::collections::BTreeMap<(NodeId, NodeId), f64> = Default::default();
+            for (step, (a, b, w, op)) in steps.into_iter().enumerate() {
+                let (ia, ib) = (ids[a as usize], ids[b as usize]);
+                let pair = (ia.min(ib), ia.max(ib));
+                let w = f64::from(w);
+                match op {
+                    0 => {
+                        let (na, nb) = (names[a as usize].clone(), names[b as usize].clone());
+                        g.recompute(&[(ia, na), (ib, nb)], |_| true, |_, _| w);
+                        if ia != ib {
+                            model.insert(pair, w);
+                        }
+                    }
+                    1 => {
+                        g.prune(WallTime::from_millis(ANCHOR_MS));
+                        model.retain(|_, weight| *weight >= threshold);
+                    }
+                    _ if w > 0.0 => {
+                        g.strengthen(&[ia, ib], w);
+                        if ia != ib {
+                            *model.entry(pair).or_default() += w;
+                        }
+                    }
+                    _ => {}
+                }
+                model.retain(|_, weight| *weight > 0.0);
                 if step % 7 != 0 {
                     continue;
                 }
                 let published = g.publish();
                 for &n in &ids {
-                    let mut want = g.adjacency.get(&n).map(sorted).unwrap_or_default();
+                    let mut want: Vec<(NodeId, f64)> = model
+                        .iter()
+                        .filter_map(|(&(x, y), &w)| match (x == n, y == n) {
+                            (true, _) => Some((y, w)),
+                            (_, true) => Some((x, w)),
+                            _ => None,
+                        })
+                        .collect();
+                    want.sort_by(order);
                     want.truncate(k);
                     proptest::prop_assert_eq!(published.neighbours(n), &want[..]);
                 }
