@@ -318,7 +318,10 @@ impl Hub {
                 self.top.remove(i);
             }
             None if self.top.len() >= k
-                && self.top.last().is_none_or(|last| order(&entry, last).is_ge()) =>
+                && self
+                    .top
+                    .last()
+                    .is_none_or(|last| order(&entry, last).is_ge()) =>
             {
                 return (w, false);
             }

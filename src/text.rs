@@ -34,7 +34,7 @@ pub fn normalize(text: &str) -> String {
     // per-word allocation (this runs on every observation, query and
     // replayed fact). `tests::normalize_matches_the_char_by_char_reading`
     // checks it against the plain reading.
-    let at = |i: usize| lower[i..].chars().next();
+    let at = |i: usize| char_at(&lower, i);
     let mut out = String::with_capacity(lower.len());
     let mut i = 0;
     while let Some(c) = at(i) {
@@ -156,30 +156,50 @@ impl<'a> Iterator for Tokens<'a> {
     type Item = &'a str;
 
     fn next(&mut self) -> Option<&'a str> {
-        let rest = &self.text[self.pos..];
-        let (skip, _) = rest.char_indices().find(|(_, c)| c.is_alphanumeric())?;
-        let start = self.pos + skip;
-        let mut end = start;
-        let mut chars = self.text[start..].char_indices().peekable();
-        while let Some((off, c)) = chars.next() {
+        let text = self.text;
+        let mut i = self.pos;
+        loop {
+            let c = char_at(text, i)?;
             if c.is_alphanumeric() {
-                end = start + off + c.len_utf8();
-            } else if is_connector(c)
-                && chars.peek().is_some_and(|(_, n)| n.is_alphanumeric())
-                && end == start + off
-            {
-                continue;
+                break;
+            }
+            i += c.len_utf8();
+        }
+        let start = i;
+        let mut end = i;
+        while let Some(c) = char_at(text, i) {
+            if c.is_alphanumeric() {
+                i += c.len_utf8();
+                end = i;
+            } else if is_connector(c) && char_at(text, i + 1).is_some_and(char::is_alphanumeric) {
+                // A connector is one ASCII byte, and the alphanumeric after
+                // it comes next.
+                i += 1;
             } else {
                 break;
             }
         }
         self.pos = end;
         // English possessive: `alex's` is the token `alex`.
-        let token = &self.text[start..end];
+        let token = &text[start..end];
         Some(match token.strip_suffix("'s") {
             Some(stem) if !stem.is_empty() => stem,
             _ => token,
         })
+    }
+}
+
+/// The character at byte offset `i` of `s` (a char boundary), decoded only
+/// when it is not ASCII: normalization and tokenization read every
+/// character of every text written, replayed or asked, and nearly all of
+/// them are ASCII.
+#[inline]
+fn char_at(s: &str, i: usize) -> Option<char> {
+    let b = *s.as_bytes().get(i)?;
+    if b.is_ascii() {
+        Some(char::from(b))
+    } else {
+        s[i..].chars().next()
     }
 }
 
@@ -457,6 +477,58 @@ mod tests {
         ) {
             let text = words.concat();
             proptest::prop_assert_eq!(normalize(&text), char_by_char(&text));
+        }
+
+        #[test]
+        fn tokens_match_the_char_by_char_reading(
+            words in proptest::collection::vec(
+                proptest::prop_oneof![
+                    "[a-z]{1,6}",
+                    "[0-9]{1,4}",
+                    proptest::sample::select(vec![
+                        " ", "  ", ":", ".", "-", "/", "'", "_", "'s", "s'", "--", ".-", "$",
+                        ",", "é", "ß", "日本", "\u{2019}", "a:", ":b", "'s ", "x's",
+                    ]).prop_map(str::to_owned),
+                ],
+                0..24,
+            )
+        ) {
+            let text = words.concat();
+            let fast: Vec<&str> = tokens(&text).collect();
+            proptest::prop_assert_eq!(fast, tokens_char_by_char(&text));
+        }
+    }
+
+    /// The tokenizer as its module documentation reads, a char at a time.
+    fn tokens_char_by_char(text: &str) -> Vec<&str> {
+        let mut out = Vec::new();
+        let mut pos = 0;
+        loop {
+            let rest = &text[pos..];
+            let Some((skip, _)) = rest.char_indices().find(|(_, c)| c.is_alphanumeric()) else {
+                return out;
+            };
+            let start = pos + skip;
+            let mut end = start;
+            let mut chars = text[start..].char_indices().peekable();
+            while let Some((off, c)) = chars.next() {
+                if c.is_alphanumeric() {
+                    end = start + off + c.len_utf8();
+                } else if is_connector(c)
+                    && chars.peek().is_some_and(|(_, n)| n.is_alphanumeric())
+                    && end == start + off
+                {
+                    continue;
+                } else {
+                    break;
+                }
+            }
+            pos = end;
+            let token = &text[start..end];
+            out.push(match token.strip_suffix("'s") {
+                Some(stem) if !stem.is_empty() => stem,
+                _ => token,
+            });
         }
     }
 
