@@ -16,7 +16,7 @@
 use std::sync::Arc;
 
 use super::deletes::DeleteSet;
-use super::segment::{FIELDS, Segment, for_each_term, pattern};
+use super::segment::{FIELDS, Segment, pattern};
 use crate::fact::FactId;
 use crate::pmap::PMap;
 
@@ -80,13 +80,10 @@ impl SegmentView {
             return false;
         }
         let segment = &self.segment;
-        let deleted = &mut self.deleted_presence;
-        let lens = for_each_term(segment.body(doc), |term, tf| {
-            // Infallible: the segment indexed exactly these terms for this body.
-            let tid = segment.term(term).expect("segment indexes its own terms");
-            deleted.entry(tid).or_insert([0; 7])[pattern(tf) - 1] += 1;
-        });
-        for (sum, l) in self.deleted_lens.iter_mut().zip(lens) {
+        for (tid, tf) in segment.record(doc).terms() {
+            self.deleted_presence.entry(tid).or_insert([0; 7])[pattern(tf) - 1] += 1;
+        }
+        for (sum, l) in self.deleted_lens.iter_mut().zip(segment.lens(doc)) {
             *sum += u64::from(l);
         }
         self.trim();

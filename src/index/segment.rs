@@ -316,6 +316,31 @@ impl Matrix {
     }
 }
 
+/// A segment's terms while it is built: their ids by name, and per id its
+/// postings so far, presence counts and largest frequencies.
+#[derive(Default)]
+struct Dictionary {
+    terms: FxHashMap<Box<str>, u32>,
+    lists: Vec<Vec<Posting>>,
+    presence: Vec<[u32; 7]>,
+    max_tf: Vec<[u8; FIELDS]>,
+}
+
+impl Dictionary {
+    /// The id of a term, given the next one if it is new.
+    fn id(&mut self, term: &str) -> u32 {
+        if let Some(&t) = self.terms.get(term) {
+            return t;
+        }
+        let t = self.lists.len() as u32;
+        self.terms.insert(term.into(), t);
+        self.lists.push(Vec::new());
+        self.presence.push([0; 7]);
+        self.max_tf.push([0; FIELDS]);
+        t
+    }
+}
+
 /// An immutable segment.
 #[derive(Debug)]
 pub struct Segment {
@@ -368,14 +393,31 @@ pub struct Segment {
 }
 
 impl Segment {
-    /// Builds a segment from documents (any order; at most one per fact).
+    /// Builds a segment from documents (any order; at most one per fact),
+    /// reading each one's terms from its text and names.
     pub fn build(mut docs: Vec<DocInput>, params: &ScoreParams) -> Segment {
         docs.sort_by_key(|d| d.body.id);
+        Segment::assemble(docs, params, |_, doc, dictionary, out| {
+            for_each_term(&doc.body, |term, tf| out.push((dictionary.id(term), tf)))
+        })
+    }
+
+    /// Builds a segment from documents sorted by fact id; `terms_of(d,
+    /// doc, dictionary, out)` pushes the `d`th document's distinct terms
+    /// (ids from `dictionary`, any order) with their per-field
+    /// frequencies onto `out` and returns its per-field token counts.
+    fn assemble(
+        docs: Vec<DocInput>,
+        params: &ScoreParams,
+        mut terms_of: impl FnMut(
+            usize,
+            &DocInput,
+            &mut Dictionary,
+            &mut Vec<(u32, [u8; FIELDS])>,
+        ) -> [u16; FIELDS],
+    ) -> Segment {
         let n = docs.len();
-        let mut terms: FxHashMap<Box<str>, u32> = FxHashMap::default();
-        let mut lists: Vec<Vec<Posting>> = Vec::new();
-        let mut presence: Vec<[u32; 7]> = Vec::new();
-        let mut max_tf: Vec<[u8; FIELDS]> = Vec::new();
+        let mut dictionary = Dictionary::default();
         let mut lens = Vec::with_capacity(n);
         let mut field_len_sums = [0u64; FIELDS];
         let mut starts = Vec::with_capacity(n);
@@ -387,25 +429,14 @@ impl Segment {
         for (d, doc) in docs.iter().enumerate() {
             let d = d as u32;
             doc_terms.clear();
-            let l = for_each_term(&doc.body, |term, tf| {
-                let tid = match terms.get(term) {
-                    Some(&t) => t,
-                    None => {
-                        let t = lists.len() as u32;
-                        terms.insert(term.into(), t);
-                        lists.push(Vec::new());
-                        presence.push([0; 7]);
-                        max_tf.push([0; FIELDS]);
-                        t
-                    }
-                };
-                lists[tid as usize].push(Posting { doc: d, tf });
-                doc_terms.push((tid, tf));
-                presence[tid as usize][pattern(tf) - 1] += 1;
-                for (m, t) in max_tf[tid as usize].iter_mut().zip(tf) {
+            let l = terms_of(d as usize, doc, &mut dictionary, &mut doc_terms);
+            for &(tid, tf) in &doc_terms {
+                dictionary.lists[tid as usize].push(Posting { doc: d, tf });
+                dictionary.presence[tid as usize][pattern(tf) - 1] += 1;
+                for (m, t) in dictionary.max_tf[tid as usize].iter_mut().zip(tf) {
                     *m = (*m).max(t);
                 }
-            });
+            }
             for (sum, l) in field_len_sums.iter_mut().zip(l) {
                 *sum += u64::from(l);
             }
@@ -438,6 +469,12 @@ impl Segment {
                 records.extend([tid, u32::from_le_bytes([t0, t1, t2, 0])]);
             }
         }
+        let Dictionary {
+            terms,
+            lists,
+            presence,
+            max_tf,
+        } = dictionary;
         let min_lens = lists
             .iter()
             .map(|list| {
@@ -535,15 +572,35 @@ impl Segment {
         sources: &[(&Segment, &DeleteSet)],
         params: &ScoreParams,
     ) -> (Segment, Vec<Vec<u32>>) {
-        let mut docs = Vec::new();
-        for (seg, deletes) in sources {
+        // Each live document with where it comes from, in fact id order.
+        let mut live: Vec<(DocInput, usize, u32)> = Vec::new();
+        for (s, (seg, deletes)) in sources.iter().enumerate() {
             for d in 0..seg.len() as u32 {
                 if !deletes.contains(d) {
-                    docs.push(seg.doc_input(d));
+                    live.push((seg.doc_input(d), s, d));
                 }
             }
         }
-        let merged = Segment::build(docs, params);
+        live.sort_by_key(|(doc, _, _)| doc.body.id);
+        let (docs, origins): (Vec<DocInput>, Vec<(usize, u32)>) =
+            live.into_iter().map(|(doc, s, d)| (doc, (s, d))).unzip();
+        // A document's terms are read from its record in its source, not
+        // from its text again: each source term's name is looked up once,
+        // the first time a document of the merge has it.
+        let names: Vec<Vec<&str>> = sources.iter().map(|(seg, _)| seg.term_names()).collect();
+        let mut remaps: Vec<Vec<u32>> = names.iter().map(|n| vec![u32::MAX; n.len()]).collect();
+        let merged = Segment::assemble(docs, params, |d, _, dictionary, out| {
+            let (s, local) = origins[d];
+            let source = sources[s].0;
+            for (tid, tf) in source.record(local).terms() {
+                let id = &mut remaps[s][tid as usize];
+                if *id == u32::MAX {
+                    *id = dictionary.id(names[s][tid as usize]);
+                }
+                out.push((*id, tf));
+            }
+            source.lens(local)
+        });
         let remaps = sources
             .iter()
             .map(|(seg, deletes)| {
@@ -628,6 +685,15 @@ impl Segment {
     #[inline]
     pub fn term(&self, term: &str) -> Option<u32> {
         self.terms.get(term).copied()
+    }
+
+    /// Every term's name, by term id.
+    fn term_names(&self) -> Vec<&str> {
+        let mut names = vec![""; self.terms.len()];
+        for (name, &tid) in &self.terms {
+            names[tid as usize] = name;
+        }
+        names
     }
 
     /// Postings of a term id.
@@ -970,5 +1036,76 @@ mod tests {
                 tf: [1, 0, 0]
             }]
         );
+    }
+
+    /// A merge reads its documents' terms from the sources' records; what
+    /// it builds is what building the same documents from their text
+    /// builds (term ids aside).
+    #[test]
+    fn a_merge_indexes_what_a_build_from_text_indexes() {
+        let p = ScoreParams::default();
+        let doc = |id, text, entities: &[&str], participants: &[&str]| DocInput {
+            body: body(id, text, entities, participants),
+            attrs: DocAttrs {
+                last_observed: WallTime::from_secs(id as i64),
+                usage: Usage::default(),
+            },
+            nodes: Box::new([]),
+            vectors: None,
+        };
+        let docs = [
+            doc(1, "Ana moved to Lisbon in May", &["lisbon"], &["Ana"]),
+            doc(
+                2,
+                "the budget is 1,200 EUR; budget due Dec 3",
+                &[],
+                &["Ben Ruiz"],
+            ),
+            doc(
+                3,
+                "Lisbon standup at 9:30 AM",
+                &["lisbon"],
+                &["Ana", "Ben Ruiz"],
+            ),
+            doc(4, "Ben's check-in moved", &["ben"], &[]),
+            doc(5, "standup standup standup", &[], &["Ana"]),
+        ];
+        let a = Segment::build(vec![docs[3].clone(), docs[0].clone(), docs[4].clone()], &p);
+        let b = Segment::build(vec![docs[1].clone(), docs[2].clone()], &p);
+        let mut del = DeleteSet::default();
+        del.insert(a.find(FactId(5)).unwrap());
+        let (merged, _) = Segment::merge(&[(&a, &del), (&b, &DeleteSet::default())], &p);
+        let fresh = Segment::build(docs[..4].to_vec(), &p);
+        let by_name = |seg: &Segment, d: u32| {
+            let names = seg.term_names();
+            let mut terms: Vec<(String, [u8; FIELDS])> = seg
+                .record(d)
+                .terms()
+                .map(|(t, tf)| (names[t as usize].to_owned(), tf))
+                .collect();
+            terms.sort();
+            terms
+        };
+        assert_eq!(merged.len(), fresh.len());
+        for d in 0..fresh.len() as u32 {
+            assert_eq!(merged.fact_id(d), fresh.fact_id(d));
+            assert_eq!(by_name(&merged, d), by_name(&fresh, d));
+            assert_eq!(merged.lens(d), fresh.lens(d));
+            assert_eq!(
+                merged.dl()[d as usize].to_bits(),
+                fresh.dl()[d as usize].to_bits()
+            );
+        }
+        let mut names = fresh.term_names();
+        names.sort_unstable();
+        assert_eq!(names.len(), merged.term_names().len());
+        for name in names {
+            let (x, y) = (fresh.term(name).unwrap(), merged.term(name).unwrap());
+            assert_eq!(fresh.postings(x), merged.postings(y), "{name}");
+            assert_eq!(fresh.presence[x as usize], merged.presence[y as usize]);
+            assert_eq!(fresh.max_tf[x as usize], merged.max_tf[y as usize]);
+            assert_eq!(fresh.min_lens[x as usize], merged.min_lens[y as usize]);
+        }
+        assert_eq!(merged.field_len_sums, fresh.field_len_sums);
     }
 }
