@@ -743,6 +743,9 @@ impl Memory {
         }
         self.embed_changes(commit);
         let half_life = self.config.graph.edge_half_life_days;
+        // A new fact is recorded, then activated: the second change reuses
+        // the graph nodes the first found.
+        let mut last: Option<(FactId, Vec<NodeId>)> = None;
         for change in &commit.changes {
             match change {
                 Change::Recorded(id) => {
@@ -756,14 +759,20 @@ impl Memory {
                     let nodes = self.nodes_of(&body);
                     self.graph
                         .strengthen(&nodes, contribution(observed, half_life));
-                    let doc = self.doc(*id, nodes);
-                    if let Some(h) = &mut self.history {
+                    let doc = self.history.is_some().then(|| self.doc(*id, nodes.clone()));
+                    if let (Some(h), Some(doc)) = (&mut self.history, doc) {
                         h.add(doc);
                     }
+                    last = Some((*id, nodes));
                 }
                 Change::Activated(id) => {
-                    let (body, _) = self.snapshot(*id);
-                    let nodes = self.nodes_of(&body);
+                    let nodes = match last.take() {
+                        Some((fact, nodes)) if fact == *id => nodes,
+                        _ => {
+                            let (body, _) = self.snapshot(*id);
+                            self.nodes_of(&body)
+                        }
+                    };
                     self.active.add(self.doc(*id, nodes));
                 }
                 Change::Deactivated(id) => {

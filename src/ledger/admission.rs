@@ -25,34 +25,36 @@ pub fn is_value_token(token: &str) -> bool {
     token.bytes().any(|b| b.is_ascii_digit()) || text::is_month(token)
 }
 
-/// The value-bearing tokens of a text, normalized: tokens shaped like
-/// values ([`is_value_token`]), words capitalised in `raw` that are not stop
-/// words (names and places: "born in Berkeley" / "born in Botevgrad"), and
-/// every token inside double quotes (titles, quoted values). Capitalisation
-/// is read from the raw text because normalization lowercases it; a
-/// capitalised sentence opener counts too, which only makes absorption
-/// rarer, never lossy.
-fn value_tokens(raw: &str, normalized: &str) -> Vec<String> {
-    let mut values: Vec<String> = text::tokens(normalized)
+/// The hashes of the value-bearing tokens of a text, normalized: tokens
+/// shaped like values ([`is_value_token`]), words capitalised in `raw` that
+/// are not stop words (names and places: "born in Berkeley" / "born in
+/// Botevgrad"), and every token inside double quotes (titles, quoted
+/// values). Capitalisation is read from the raw text because normalization
+/// lowercases it; a capitalised sentence opener counts too, which only
+/// makes absorption rarer, never lossy. Hashed as they are found: every
+/// admitted and every replayed fact computes them.
+fn value_hashes(raw: &str, normalized: &str) -> Vec<u64> {
+    let hash = |t: &str| FxBuildHasher.hash_one(t);
+    let mut values: Vec<u64> = text::tokens(normalized)
         .filter(|t| is_value_token(t))
-        .map(str::to_owned)
+        .map(hash)
         .collect();
     let words = raw.split(|c: char| !c.is_alphanumeric());
     for word in words.filter(|w| w.chars().next().is_some_and(char::is_uppercase)) {
         let norm = text::normalize(word);
-        values.extend(text::content_tokens(&norm).map(str::to_owned));
+        values.extend(text::content_tokens(&norm).map(hash));
     }
     for (i, span) in raw.split(['"', '\u{201C}', '\u{201D}']).enumerate() {
         // Odd pieces lie between an opening and a closing quote.
         if i % 2 == 1 {
-            values.extend(text::tokens(&text::normalize(span)).map(str::to_owned));
+            values.extend(text::tokens(&text::normalize(span)).map(hash));
         }
     }
     values
 }
 
 /// What admission compares: the sorted, de-duplicated hashes of a text's
-/// value-bearing tokens (`value_tokens`) and of its content tokens (no stop
+/// value-bearing tokens (`value_hashes`) and of its content tokens (no stop
 /// words). Both lie in one allocation, values first: a store keeps one
 /// signature per current fact, and two boxes cost a second allocation and
 /// 16 bytes more each (issue 24's heap table).
@@ -65,19 +67,19 @@ pub struct Signature {
     values: u32,
 }
 
-fn sorted_hashes<'a>(tokens: impl Iterator<Item = &'a str>) -> Vec<u64> {
-    let mut v: Vec<u64> = tokens.map(|t| FxBuildHasher.hash_one(t)).collect();
-    v.sort_unstable();
-    v.dedup();
-    v
+fn sorted(mut hashes: Vec<u64>) -> Vec<u64> {
+    hashes.sort_unstable();
+    hashes.dedup();
+    hashes
 }
 
 impl Signature {
     /// The signature of a text, given as observed and [`text::normalize`]d.
     pub fn of(raw: &str, normalized: &str) -> Self {
-        let mut hashes = sorted_hashes(value_tokens(raw, normalized).iter().map(String::as_str));
+        let mut hashes = sorted(value_hashes(raw, normalized));
         let values = u32::try_from(hashes.len()).expect("a text has fewer than 2^32 tokens");
-        hashes.extend(sorted_hashes(text::content_tokens(normalized)));
+        let content = text::content_tokens(normalized).map(|t| FxBuildHasher.hash_one(t));
+        hashes.extend(sorted(content.collect()));
         Signature {
             text: text_hash(normalized),
             hashes: hashes.into(),
