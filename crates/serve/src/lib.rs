@@ -122,7 +122,7 @@ impl std::str::FromStr for Background {
 impl Background {
     /// Applies the policy to the calling thread (threads it starts inherit
     /// it). Best effort: where the OS refuses, the thread keeps its priority.
-    fn apply(self) {
+    pub fn apply(self) {
         #[cfg(target_os = "linux")]
         // SAFETY: setpriority and sched_setscheduler have no memory-safety
         // preconditions; `param` outlives the call. On Linux, `0` names the
