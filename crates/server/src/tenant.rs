@@ -197,7 +197,9 @@ impl Tenant {
             // Vectors are not stored: a restart embeds every retained fact.
             memory.set_encoder(Box::new(encoder.clone()), false)?;
         }
-        tracing::info!(
+        // Debug: `record_open` logs each open at info already (a server
+        // under churn opens hundreds a second).
+        tracing::debug!(
             tenant = name,
             facts = memory.ledger().len(),
             seq = memory.ledger().seq(),
@@ -210,8 +212,14 @@ impl Tenant {
             runtime,
             ranker,
             writer,
-            limiter: RateLimiter::direct(Quota::per_second(options.rate_limit)),
-            ingest: RateLimiter::direct(Quota::per_second(options.observe_rate)),
+            limiter: RateLimiter::direct_with_clock(
+                Quota::per_second(options.rate_limit),
+                shared.clock.clone(),
+            ),
+            ingest: RateLimiter::direct_with_clock(
+                Quota::per_second(options.observe_rate),
+                shared.clock.clone(),
+            ),
             in_flight: InFlight::default(),
             residency: Residency::default(),
             last_use: AtomicU64::new(shared.millis()),
@@ -274,6 +282,10 @@ struct Shared {
     encoder: Option<pfm_dense::SharedMiniLm>,
     /// When the server started (the tenants' last-use clock).
     started: Instant,
+    /// The rate limiters' clock, made once: making one reads the CPU's
+    /// features with `cpuid`, which a VM traps (1% of a 100,000-tenant
+    /// server's CPU when every open made two, 2026-12-05).
+    clock: governor::clock::DefaultClock,
 }
 
 impl Shared {
@@ -406,6 +418,7 @@ impl Tenants {
                 host,
                 encoder,
                 started: Instant::now(),
+                clock: governor::clock::DefaultClock::default(),
             },
             registry: ArcSwap::from_pointee(Registry::default()),
             live: ArcSwap::from_pointee(HashMap::new()),
