@@ -12,7 +12,8 @@
 //!
 //! # Layout
 //! - [`durable`]: the ledger on disk (redb), written before a commit is
-//!   acknowledged and read back into a `Memory` on start.
+//!   acknowledged and read back into a `Memory` on start;
+//!   [`ledger_file`]: a tenant's file, made by its first write.
 //! - [`api`]: bodies, handlers, the OpenAPI document.
 //! - [`error`]: the one error shape and the JSON extractor.
 //! - [`tenant`]: tenants and their runtimes; [`tokens`]: the hashed token
@@ -35,6 +36,7 @@ pub mod error;
 pub mod files;
 pub mod http;
 pub mod idempotency;
+pub mod ledger_file;
 pub mod lifecycle;
 pub mod mcp;
 pub mod pool;

@@ -22,7 +22,7 @@ use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use super::pool::InFlight;
 use super::writer::{Fsync, WriteOp, Writer};
 use super::{files, lifecycle, tokens};
-use crate::durable::DurableLedger;
+use crate::ledger_file::LedgerFile;
 use pfm::config::Config;
 use pfm::error::{Error, Result};
 use pfm::rank::Ranker;
@@ -191,7 +191,7 @@ impl Tenant {
     /// task).
     fn open(name: &str, dir: &Path, shared: &Shared) -> Result<Tenant> {
         let options = &shared.options;
-        let (store, mut memory) = DurableLedger::open(dir, options.config.clone())?;
+        let (store, mut memory) = LedgerFile::open(dir, options.config.clone())?;
         let ranker = store.settings().ranker()?;
         if let Some(encoder) = &shared.encoder {
             // Vectors are not stored: a restart embeds every retained fact.
@@ -723,9 +723,9 @@ impl Tenants {
     /// `wait`, then removes its ledger directory — under the `open` lock,
     /// so no open can make it again. Blocks.
     pub fn delete(&self, name: &str, wait: Duration) -> Result<Deletion> {
-        let Some(info) = lifecycle::find(&self.data_dir, name)? else {
+        if lifecycle::find(&self.data_dir, name)?.is_none() {
             return Ok(Deletion::NotFound);
-        };
+        }
         let revoked = tokens::revoke(&self.data_dir, None, Some(name))?.len();
         self.reload()?;
         let deadline = Instant::now() + wait;
@@ -733,12 +733,16 @@ impl Tenants {
             let mut gate = self.gate();
             self.close_orphans(&mut gate);
             if !self.is_open(name) && !gate.in_flight(name) && !gate.closing(name) {
-                if let Some(dir) = &info.dir {
+                // Looked up now, not before the close: a tenant's first
+                // write makes its directory (`ledger_file`), and one may
+                // have run since the tenant was found.
+                let dir = Some(lifecycle::tenant_dir(&self.data_dir, name)).filter(|d| d.is_dir());
+                if let Some(dir) = &dir {
                     lifecycle::remove_data(dir)?;
                 }
                 return Ok(Deletion::Deleted {
                     revoked,
-                    removed: info.dir.is_some(),
+                    removed: dir.is_some(),
                 });
             }
             drop(gate);
@@ -835,6 +839,39 @@ mod tests {
         tenants.reload().unwrap();
         assert!(tenants.open_tenant("gone").unwrap().is_none());
         assert!(!lifecycle::tenant_dir(&dir, "gone").exists());
+        tenants.close();
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A tenant that has only been read has no ledger file (nor
+    /// directory); its first write makes one, which a reopen replays and
+    /// a delete removes (`ledger_file`).
+    #[test]
+    fn a_tenant_makes_its_ledger_file_on_its_first_write() {
+        let dir = std::env::temp_dir().join(format!("pfm-tenant-lazy-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        tokens::create(&dir, tokens::Grant::Tenant("new"), jiff::Timestamp::now()).unwrap();
+        let tenants = Tenants::open(&dir, options()).unwrap();
+        let file = lifecycle::tenant_dir(&dir, "new").join(crate::durable::FILE);
+        let read = tenants.open_tenant("new").unwrap().unwrap();
+        assert_eq!(read.runtime.version().timeline.len(), 0);
+        assert!(!file.parent().unwrap().exists(), "a read makes nothing");
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let at = pfm::time::WallTime::parse("2025-06-02").unwrap();
+        let observation = pfm::memory::Observation::new("Alex lives in Lisbon.", at);
+        read.write(WriteOp::Observe(vec![observation], None, tx))
+            .unwrap();
+        assert_eq!(rx.blocking_recv().unwrap().unwrap().receipts.len(), 1);
+        assert!(file.exists(), "an acknowledged write made the file");
+        drop(read);
+        tenants.close();
+        let tenants = Tenants::open(&dir, options()).unwrap();
+        let reopened = tenants.open_tenant("new").unwrap().unwrap();
+        assert_eq!(reopened.runtime.version().timeline.len(), 1);
+        drop(reopened);
+        let deleted = tenants.delete("new", Duration::from_secs(10)).unwrap();
+        assert!(matches!(deleted, Deletion::Deleted { removed: true, .. }));
+        assert!(!file.parent().unwrap().exists());
         tenants.close();
         let _ = std::fs::remove_dir_all(&dir);
     }

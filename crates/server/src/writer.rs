@@ -49,8 +49,9 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender};
 use tokio::sync::oneshot;
 
-use crate::durable::{Batch, DurableLedger};
+use crate::durable::Batch;
 use crate::idempotency::{Acked, LogChanges, RequestLog, with_keys};
+use crate::ledger_file::LedgerFile;
 use pfm::error::{Error, Result};
 use pfm::fact::FactId;
 use pfm::ledger::Forget;
@@ -222,7 +223,12 @@ struct Answers {
 impl Writer {
     /// The write path over a store and the runtime serving it.
     /// Fails if the stored request ids do not decode.
-    pub fn start(store: DurableLedger, runtime: Arc<Runtime>, fsync: Fsync) -> Result<Writer> {
+    pub fn start(
+        store: impl Into<LedgerFile>,
+        runtime: Arc<Runtime>,
+        fsync: Fsync,
+    ) -> Result<Writer> {
+        let store = store.into();
         let log = RequestLog::restore(store.requests()?)
             .map_err(|e| Error::InvalidState(format!("{}: {e}", store.path().display())))?;
         let (tx, rx) = crossbeam_channel::unbounded();
@@ -470,7 +476,7 @@ fn apply(memory: &mut Memory, work: Vec<Work>) -> Vec<Done> {
 /// actor, so a batch is applied and synced there, and published only once
 /// it is durable.
 struct Durable {
-    store: DurableLedger,
+    store: LedgerFile,
     log: RequestLog,
 }
 
