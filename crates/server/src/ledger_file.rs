@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use crate::durable::{Batch, DurableLedger, FILE, Settings};
 use pfm::config::Config;
-use pfm::error::Result;
+use pfm::error::{Error, Result};
 use pfm::memory::Memory;
 use pfm::time::WallTime;
 
@@ -45,8 +45,12 @@ impl LedgerFile {
     /// Opens the ledger in `dir` if it has a file (replaying it, as
     /// [`DurableLedger::open`]), and otherwise an empty store that makes
     /// its file on its first write.
+    /// A file that cannot be looked up (a directory it may not read) is
+    /// an error, not an empty store: reads must not answer from nothing
+    /// while the tenant's facts are on disk.
     pub fn open(dir: &Path, config: Config) -> Result<(LedgerFile, Memory)> {
-        if dir.join(FILE).exists() {
+        let path = dir.join(FILE);
+        if path.try_exists().map_err(Error::io(&path))? {
             let (store, memory) = DurableLedger::open(dir, config)?;
             return Ok((LedgerFile::Made(store), memory));
         }
