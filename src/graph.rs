@@ -86,7 +86,7 @@ impl Graph {
 /// The write side.
 ///
 /// Where an edge's weight lives (invariant 1): a hub (more than
-/// `neighbours_per_node` edges) holds all its edges in [`Hub::all`]; any
+/// `neighbours_per_node` edges) holds all its edges in `Hub::all`; any
 /// other node holds them in its published list, which is then every edge
 /// it has — or, once it changed since the last publication, in its working
 /// copy in `changed`. So a quiet node costs only its published list, shared

@@ -858,6 +858,25 @@ pub(crate) mod fixtures {
         })
     }
 
+    /// A document of [`body`], observed at its id's second, with `nodes`.
+    pub(crate) fn doc(
+        id: u64,
+        text: &str,
+        entities: &[&str],
+        participants: &[&str],
+        nodes: Box<[NodeId]>,
+    ) -> DocInput {
+        DocInput {
+            body: body(id, text, entities, participants),
+            attrs: DocAttrs {
+                last_observed: WallTime::from_secs(id as i64),
+                usage: Usage::default(),
+            },
+            nodes,
+            vectors: None,
+        }
+    }
+
     /// 300 documents (five blocks); "common" on every other one (dense),
     /// "rare" on two (sparse), observed out of id order.
     pub(crate) fn three_hundred() -> Segment {
@@ -887,7 +906,7 @@ pub(crate) mod fixtures {
 
 #[cfg(test)]
 mod tests {
-    use super::fixtures::{body, three_hundred};
+    use super::fixtures::{self, body, three_hundred};
     use super::*;
 
     #[test]
@@ -922,14 +941,8 @@ mod tests {
     #[test]
     fn forward_data_is_the_transpose_of_the_postings() {
         let p = ScoreParams::default();
-        let doc = |id, text, entities: &[&str], participants: &[&str]| DocInput {
-            body: body(id, text, entities, participants),
-            attrs: DocAttrs {
-                last_observed: WallTime::from_secs(id as i64),
-                usage: Usage::default(),
-            },
-            nodes: (0..id as u32).collect(),
-            vectors: None,
+        let doc = |id, text, entities: &[&str], participants: &[&str]| {
+            fixtures::doc(id, text, entities, participants, (0..id as u32).collect())
         };
         let seg = Segment::build(
             vec![
@@ -1044,14 +1057,8 @@ mod tests {
     #[test]
     fn a_merge_indexes_what_a_build_from_text_indexes() {
         let p = ScoreParams::default();
-        let doc = |id, text, entities: &[&str], participants: &[&str]| DocInput {
-            body: body(id, text, entities, participants),
-            attrs: DocAttrs {
-                last_observed: WallTime::from_secs(id as i64),
-                usage: Usage::default(),
-            },
-            nodes: Box::new([]),
-            vectors: None,
+        let doc = |id, text, entities: &[&str], participants: &[&str]| {
+            fixtures::doc(id, text, entities, participants, Box::new([]))
         };
         let docs = [
             doc(1, "Ana moved to Lisbon in May", &["lisbon"], &["Ana"]),

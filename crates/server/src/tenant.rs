@@ -825,15 +825,22 @@ mod tests {
         }
     }
 
+    /// A new data directory whose token file registers tenant `name`, and
+    /// its tenants.
+    fn one_tenant(name: &str) -> (PathBuf, Tenants) {
+        let dir = std::env::temp_dir().join(format!("pfm-tenant-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        tokens::create(&dir, tokens::Grant::Tenant(name), jiff::Timestamp::now()).unwrap();
+        let tenants = Tenants::open(&dir, options()).unwrap();
+        (dir, tenants)
+    }
+
     /// A request that looked a closed tenant up before it was deleted, and
     /// opens it after, is refused and makes no directory: the delete
     /// removed the tenant's data, and an open would make it anew.
     #[test]
     fn an_open_after_the_tenant_is_deleted_is_refused_and_makes_nothing() {
-        let dir = std::env::temp_dir().join(format!("pfm-tenant-gone-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        tokens::create(&dir, tokens::Grant::Tenant("gone"), jiff::Timestamp::now()).unwrap();
-        let tenants = Tenants::open(&dir, options()).unwrap();
+        let (dir, tenants) = one_tenant("gone");
         assert_eq!(tenants.registered(), 1);
         tokens::revoke(&dir, None, Some("gone")).unwrap();
         tenants.reload().unwrap();
@@ -848,10 +855,7 @@ mod tests {
     /// a delete removes (`ledger_file`).
     #[test]
     fn a_tenant_makes_its_ledger_file_on_its_first_write() {
-        let dir = std::env::temp_dir().join(format!("pfm-tenant-lazy-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        tokens::create(&dir, tokens::Grant::Tenant("new"), jiff::Timestamp::now()).unwrap();
-        let tenants = Tenants::open(&dir, options()).unwrap();
+        let (dir, tenants) = one_tenant("new");
         let file = lifecycle::tenant_dir(&dir, "new").join(crate::durable::FILE);
         let read = tenants.open_tenant("new").unwrap().unwrap();
         assert_eq!(read.runtime.version().timeline.len(), 0);
