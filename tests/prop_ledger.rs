@@ -465,6 +465,36 @@ proptest! {
             prop_assert_eq!(restored.retrieve(&request).unwrap().text, m.retrieve(&request).unwrap().text);
         }
     }
+
+    /// A restored store admits what the store it was restored from admits:
+    /// restore leaves the admission maps (signatures, text hashes,
+    /// absorption buckets) to the first commit, which builds them; every
+    /// later write must commit the same rows in both, duplicates and
+    /// absorptions included.
+    #[test]
+    fn prop_a_restored_store_commits_what_the_original_commits(
+        before in prop::collection::vec(op(), 1..30),
+        after in prop::collection::vec(op(), 1..20),
+        event_time in any::<bool>(),
+    ) {
+        let no_prune = |ops: Vec<Op>| -> Vec<Op> {
+            ops.into_iter().filter(|o| !matches!(o, Op::Prune { .. })).collect()
+        };
+        let ordering = if event_time { ChainOrder::EventTime } else { ChainOrder::Arrival };
+        let config = Config { ordering, merge: MergeMode::Inline, ..Config::default() };
+        let mut m = Memory::new(config.clone()).unwrap();
+        for op in no_prune(before) {
+            apply(&mut m, op)?;
+        }
+        let l = m.ledger();
+        let mut restored = Memory::restore(config, l.facts().cloned().collect(), l.next_id(), l.seq(), l.committed_at()).unwrap();
+        for op in no_prune(after) {
+            apply(&mut m, op.clone())?;
+            apply(&mut restored, op)?;
+            prop_assert_eq!(rows(&restored), rows(&m));
+            check(&restored, ordering)?;
+        }
+    }
 }
 
 /// Keyless statements that share most of their words: a subject, a long

@@ -45,7 +45,8 @@
 //!    to a chain version of its key by an edge whose reverse names it; a
 //!    head is `contested` exactly when a pending alternative names it.
 //! 4. Every lookup map lists exactly the facts it describes (active facts for
-//!    `active_by_key`, `active_by_hash` and the absorption buckets; retained
+//!    `active_by_key`, and for `active_by_hash`, the absorption buckets and
+//!    the signatures once admission has built them, empty before; retained
 //!    facts for `versions_by_key` and `facts_by_name`; `keys_by_entity`
 //!    lists each key of `versions_by_key` under its entity, once).
 //!
@@ -411,6 +412,13 @@ pub struct Ledger {
     absorb_buckets: FxHashMap<u64, Ids>,
     /// Admission signature of every active fact.
     signatures: FxHashMap<FactId, Signature>,
+    /// Whether `signatures`, `active_by_hash` and `absorb_buckets` are
+    /// built; when not, all three are empty. A restore leaves them unbuilt:
+    /// only admission reads them, and a reopened store that only answers
+    /// reads never needs them (they were an eighth of an open's time and a
+    /// signature per current fact in memory). The first commit builds
+    /// them ([`Ledger::build_admission`]).
+    admission_built: bool,
     /// Canonical name (entity or participant) → retained facts naming it.
     facts_by_name: FxHashMap<Arc<str>, Ids>,
     /// Key → its pending plans (status `Pending`), oldest first.
@@ -454,6 +462,7 @@ impl Ledger {
             active_by_hash: FxHashMap::default(),
             absorb_buckets: FxHashMap::default(),
             signatures: FxHashMap::default(),
+            admission_built: true,
             facts_by_name: FxHashMap::default(),
             pending_by_key: FxHashMap::default(),
             touched: Vec::new(),
@@ -473,6 +482,7 @@ impl Ledger {
         committed_at: WallTime,
     ) -> std::result::Result<Ledger, String> {
         let mut ledger = Ledger::new(config);
+        ledger.admission_built = false;
         ledger.seq = seq;
         ledger.committed_at = committed_at;
         ledger.facts = (0..next_id).map(|_| None).collect();
@@ -591,6 +601,7 @@ impl Ledger {
     /// fails with [`Error::OpNotApplicable`](crate::Error::OpNotApplicable)
     /// and the ledger is exactly as before.
     pub fn commit(&mut self, drafts: Vec<Draft>) -> Result<Commit> {
+        self.build_admission();
         let u = self.seq + 1;
         let t = drafts
             .iter()
@@ -895,8 +906,8 @@ impl Ledger {
     fn index_by_status(&mut self, id: FactId) {
         let fact = self.fact(id);
         if fact.state.is_current() {
-            let body = fact.body.clone();
-            self.index_active(id, Signature::of(&body.text, &text::normalize(&body.text)));
+            let sig = self.admission_built.then(|| signature_of(&fact.body));
+            self.index_active(id, sig);
         } else if fact.state.status == Status::Pending {
             self.index_pending(id);
         }
@@ -1146,11 +1157,30 @@ impl Ledger {
     }
 
     /// Adds a current fact to the active lookup maps.
-    fn index_active(&mut self, id: FactId, sig: Signature) {
+    /// Builds the admission maps from the current facts, unless built.
+    fn build_admission(&mut self) {
+        if self.admission_built {
+            return;
+        }
+        self.admission_built = true;
+        let current: Vec<FactId> = self.active().map(Fact::id).collect();
+        for id in current {
+            let sig = signature_of(&self.fact(id).body);
+            self.index_active(id, sig);
+        }
+    }
+
+    /// Lists a current fact in the active maps; in the admission maps too
+    /// when they are built (`sig` is its signature then, and `None` only
+    /// while they are not).
+    fn index_active(&mut self, id: FactId, sig: impl Into<Option<Signature>>) {
         let body = self.fact(id).body.clone();
         if let Some(key) = &body.key {
             self.active_by_key.insert(key.clone(), id);
         }
+        let Some(sig) = sig.into().filter(|_| self.admission_built) else {
+            return;
+        };
         self.active_by_hash.entry(sig.text).or_default().push(id);
         let vh = self.bucket_hash(&sig);
         for e in body.entities.iter() {
@@ -1211,6 +1241,11 @@ fn open_at(u: Seq, t: WallTime) -> Interval {
         from_time: t,
         to: None,
     }
+}
+
+/// The admission signature of a stored fact's text.
+fn signature_of(body: &FactBody) -> Signature {
+    Signature::of(&body.text, &text::normalize(&body.text))
 }
 
 /// The canonical names a fact mentions: its entities and its participants.
