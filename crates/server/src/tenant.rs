@@ -69,8 +69,12 @@ pub struct TenantOptions {
 /// 1,000 open tenants for 30 s added about 0.27 MB each (a probe's few
 /// histograms on each request thread that serves it, 8–30 KB each). With
 /// 32-bit histogram buckets (2026-12-05), 3,000 near-empty tenants served
-/// took 0.17 MB each; the estimate keeps the older figure.
-pub const TENANT_BASE_BYTES: u64 = 500_000;
+/// took 0.17 MB each. Since a tenant that has not written holds no ledger
+/// file (`ledger_file`), 100,000 tenants under a 4 GiB budget grew by about
+/// 0.13 MB of RSS per extra open tenant when this estimate fell from 0.5 to
+/// 0.2 MB; the budget then closed 40–85% fewer tenants, and RSS ended at
+/// 3.97–3.98 GB (3.78 GB at 10,000 tenants, less than before: less churn).
+pub const TENANT_BASE_BYTES: u64 = 200_000;
 
 /// A fact's memory in an open store, as estimated for the budget, in RSS
 /// (what an operator's budget means): measured with `pfm load --tenants
