@@ -436,8 +436,7 @@ proptest! {
     /// is the same ledger and serves the same blocks.
     #[test]
     fn prop_journal_covers_every_write_and_restore_is_exact(ops in prop::collection::vec(op(), 1..40), event_time in any::<bool>()) {
-        // Graph pruning is not part of the ledger (the server never prunes).
-        let ops: Vec<Op> = ops.into_iter().filter(|o| !matches!(o, Op::Prune { .. })).collect();
+        let ops = without_pruning(ops);
         let ordering = if event_time { ChainOrder::EventTime } else { ChainOrder::Arrival };
         let config = Config { ordering, merge: MergeMode::Inline, ..Config::default() };
         let mut m = Memory::new(config.clone()).unwrap();
@@ -477,24 +476,29 @@ proptest! {
         after in prop::collection::vec(op(), 1..20),
         event_time in any::<bool>(),
     ) {
-        let no_prune = |ops: Vec<Op>| -> Vec<Op> {
-            ops.into_iter().filter(|o| !matches!(o, Op::Prune { .. })).collect()
-        };
         let ordering = if event_time { ChainOrder::EventTime } else { ChainOrder::Arrival };
         let config = Config { ordering, merge: MergeMode::Inline, ..Config::default() };
         let mut m = Memory::new(config.clone()).unwrap();
-        for op in no_prune(before) {
+        for op in without_pruning(before) {
             apply(&mut m, op)?;
         }
         let l = m.ledger();
         let mut restored = Memory::restore(config, l.facts().cloned().collect(), l.next_id(), l.seq(), l.committed_at()).unwrap();
-        for op in no_prune(after) {
+        for op in without_pruning(after) {
             apply(&mut m, op.clone())?;
             apply(&mut restored, op)?;
             prop_assert_eq!(rows(&restored), rows(&m));
             check(&restored, ordering)?;
         }
     }
+}
+
+/// `ops` without graph pruning, which is not part of the ledger (the
+/// server never prunes): the durable ledger's tests run what it stores.
+fn without_pruning(ops: Vec<Op>) -> Vec<Op> {
+    ops.into_iter()
+        .filter(|o| !matches!(o, Op::Prune { .. }))
+        .collect()
 }
 
 /// Keyless statements that share most of their words: a subject, a long

@@ -1156,7 +1156,6 @@ impl Ledger {
         });
     }
 
-    /// Adds a current fact to the active lookup maps.
     /// Builds the admission maps from the current facts, unless built.
     fn build_admission(&mut self) {
         if self.admission_built {
@@ -1166,7 +1165,7 @@ impl Ledger {
         let current: Vec<FactId> = self.active().map(Fact::id).collect();
         for id in current {
             let sig = signature_of(&self.fact(id).body);
-            self.index_active(id, sig);
+            self.index_admission(id, sig);
         }
     }
 
@@ -1174,13 +1173,17 @@ impl Ledger {
     /// when they are built (`sig` is its signature then, and `None` only
     /// while they are not).
     fn index_active(&mut self, id: FactId, sig: impl Into<Option<Signature>>) {
-        let body = self.fact(id).body.clone();
-        if let Some(key) = &body.key {
+        if let Some(key) = &self.fact(id).body.key {
             self.active_by_key.insert(key.clone(), id);
         }
-        let Some(sig) = sig.into().filter(|_| self.admission_built) else {
-            return;
-        };
+        if let Some(sig) = sig.into().filter(|_| self.admission_built) {
+            self.index_admission(id, sig);
+        }
+    }
+
+    /// Lists a current fact in the admission maps under its signature.
+    fn index_admission(&mut self, id: FactId, sig: Signature) {
+        let body = self.fact(id).body.clone();
         self.active_by_hash.entry(sig.text).or_default().push(id);
         let vh = self.bucket_hash(&sig);
         for e in body.entities.iter() {

@@ -10,7 +10,6 @@ use super::{Ledger, admission, names_of};
 use crate::config::ChainOrder;
 use crate::error::{Error, Result};
 use crate::fact::{Fact, FactId, FactState, Key, Op, Status};
-use crate::text;
 use crate::time::WallTime;
 
 /// A point in transaction time.
@@ -106,8 +105,9 @@ impl Ledger {
     /// stored facts themselves (intervals, one current value per key,
     /// chains and their order, provenance edges, the key index), not the
     /// lookup maps derived from them (the name and plan indexes; the
-    /// admission maps wait for the first commit), which restore has just built from those same
-    /// facts with the functions every commit uses: deriving them a second
+    /// admission maps wait for the first commit), which restore has just
+    /// built from those same facts with the functions every commit uses:
+    /// deriving them a second
     /// time would only ask whether those functions are deterministic, at a
     /// fifth of an open's time. `verify` checks them, after restores too, in
     /// `tests/prop_ledger.rs`.
@@ -217,12 +217,7 @@ impl Ledger {
             }
             if f.state.is_current() {
                 if self.admission_built {
-                    let fresh = |s: &&admission::Signature| {
-                        **s == admission::Signature::of(
-                            &f.body.text,
-                            &text::normalize(&f.body.text),
-                        )
-                    };
+                    let fresh = |s: &&admission::Signature| **s == super::signature_of(&f.body);
                     let Some(signature) = self.signatures.get(&f.id()).filter(fresh) else {
                         return Err(format!("{} has no or a stale admission signature", f.id()));
                     };

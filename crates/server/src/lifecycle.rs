@@ -46,6 +46,12 @@ pub fn tenant_dir(data_dir: &Path, name: &str) -> PathBuf {
     data_dir.join("tenants").join(name)
 }
 
+/// A tenant's ledger directory, if it has one (a tenant makes it with its
+/// ledger file, on its first write: `ledger_file`).
+pub fn existing_dir(data_dir: &Path, name: &str) -> Option<PathBuf> {
+    Some(tenant_dir(data_dir, name)).filter(|d| d.is_dir())
+}
+
 /// Every tenant, by name.
 pub fn list(data_dir: &Path) -> Result<Vec<TenantInfo>> {
     let mut out: BTreeMap<String, TenantInfo> = BTreeMap::new();
@@ -81,7 +87,7 @@ pub fn find(data_dir: &Path, name: &str) -> Result<Option<TenantInfo>> {
         .iter()
         .filter(|t| t.scope == Scope::Tenant && t.tenant == name)
         .count();
-    let dir = Some(tenant_dir(data_dir, name)).filter(|d| d.is_dir());
+    let dir = existing_dir(data_dir, name);
     Ok((tokens > 0 || dir.is_some()).then(|| TenantInfo {
         name: name.to_owned(),
         tokens,

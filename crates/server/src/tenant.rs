@@ -740,7 +740,7 @@ impl Tenants {
                 // Looked up now, not before the close: a tenant's first
                 // write makes its directory (`ledger_file`), and one may
                 // have run since the tenant was found.
-                let dir = Some(lifecycle::tenant_dir(&self.data_dir, name)).filter(|d| d.is_dir());
+                let dir = lifecycle::existing_dir(&self.data_dir, name);
                 if let Some(dir) = &dir {
                     lifecycle::remove_data(dir)?;
                 }
