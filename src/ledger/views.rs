@@ -143,7 +143,9 @@ impl Ledger {
             }
             self.verify_edges(f)?;
             if let Some(o) = f.state.supersedes {
-                let older = self.get(o).ok_or(format!("{id} supersedes erased {o}"))?;
+                let older = self
+                    .get(o)
+                    .ok_or_else(|| format!("{id} supersedes erased {o}"))?;
                 if older.state.superseded_by != Some(id) {
                     return Err(format!(
                         "{id} supersedes {o}, but {o} is not superseded by {id}"
@@ -268,7 +270,7 @@ impl Ledger {
                 .body
                 .key
                 .as_ref()
-                .ok_or(format!("plan {} has no key", f.id()))?;
+                .ok_or_else(|| format!("plan {} has no key", f.id()))?;
             expected_pending.entry(key).or_default().push(f.id());
         }
         let mut actual_pending: FxHashMap<&Key, Vec<FactId>> = FxHashMap::default();
@@ -290,7 +292,9 @@ impl Ledger {
     fn verify_edges(&self, f: &Fact) -> std::result::Result<(), String> {
         let (id, s, e) = (f.id(), &f.state, f.state.edges());
         let anchor = |a: FactId, what: &str| -> std::result::Result<&Fact, String> {
-            let a = self.get(a).ok_or(format!("{id} is {what} erased {a}"))?;
+            let a = self
+                .get(a)
+                .ok_or_else(|| format!("{id} is {what} erased {a}"))?;
             if a.body.key != f.body.key || !a.state.on_chain() {
                 return Err(format!(
                     "{id} is {what} {}, not a version of its key's chain",
@@ -411,7 +415,7 @@ impl Ledger {
                 self.get(*v)
                     .is_some_and(|f| f.state.superseded_by.is_none())
             })
-            .ok_or(format!("key {key} has no newest version"))?;
+            .ok_or_else(|| format!("key {key} has no newest version"))?;
         let mut reached = Vec::with_capacity(expected.len());
         let mut above_head = true;
         let mut at = Some(top);
@@ -421,7 +425,7 @@ impl Ledger {
             }
             let f = self
                 .get(v)
-                .ok_or(format!("key {key}: chain reaches erased {v}"))?;
+                .ok_or_else(|| format!("key {key}: chain reaches erased {v}"))?;
             if f.state.is_current() {
                 above_head = false;
             } else if above_head
