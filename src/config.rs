@@ -47,6 +47,24 @@ pub struct ScoreParams {
     pub non_seed_nodes: usize,
     /// Whether the request's participants seed the activation.
     pub participant_seeds: bool,
+    /// Whether words are indexed and queried by their English stem
+    /// ([`crate::text::index_form`]): `researching` finds `research`.
+    /// Off gives plain lowercase matching (the baseline of the LoCoMo
+    /// study); a store built with one setting is read with the same one,
+    /// as the index is rebuilt from the ledger on open.
+    #[serde(default = "stem_by_default")]
+    pub stem: bool,
+}
+
+fn stem_by_default() -> bool {
+    true
+}
+
+impl ScoreParams {
+    /// `token`'s form in the index under these parameters.
+    pub fn index_form<'a>(&self, token: &'a str) -> std::borrow::Cow<'a, str> {
+        crate::text::index_form(token, self.stem)
+    }
 }
 
 impl Default for ScoreParams {
@@ -67,6 +85,7 @@ impl Default for ScoreParams {
             damping: 0.5,
             non_seed_nodes: 12,
             participant_seeds: true,
+            stem: true,
         }
     }
 }

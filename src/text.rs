@@ -228,6 +228,27 @@ pub fn content_tokens(normalized: &str) -> impl Iterator<Item = &str> {
     tokens(normalized).filter(|t| !is_stop_word(t))
 }
 
+/// A token's form in the index and in queries: its English (Snowball)
+/// stem when `stem` is set and the token is a plain lowercase ASCII word,
+/// otherwise the token itself. Numbers, dates, times and codes (`16c`,
+/// `9:30am`, `check-in`) keep their exact form, so slot values still match
+/// only themselves; words match their inflections (`researching` and
+/// `researched` both index as `research`).
+///
+/// Every place a token becomes a term — a document's terms, a query's
+/// terms, a lookup of a name's postings, the abstention gate's coverage —
+/// goes through this one function, so the two sides always agree.
+pub fn index_form(token: &str, stem: bool) -> std::borrow::Cow<'_, str> {
+    static STEMMER: std::sync::LazyLock<rust_stemmers::Stemmer> = std::sync::LazyLock::new(|| {
+        rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English)
+    });
+    if stem && token.bytes().all(|b| b.is_ascii_lowercase()) {
+        STEMMER.stem(token)
+    } else {
+        std::borrow::Cow::Borrowed(token)
+    }
+}
+
 /// Token-boundary containment: whether the token sequence of `needle` occurs
 /// contiguously in the token sequence of `haystack`, both normalized first.
 ///
@@ -619,5 +640,21 @@ mod tests {
         assert_eq!(content, ["standup", "alex"]);
         assert!(!is_stop_word("room"));
         assert!(!is_stop_word("may"));
+    }
+
+    #[test]
+    fn words_index_as_their_stems_and_values_as_themselves() {
+        for (word, stem) in [
+            ("researching", "research"),
+            ("researched", "research"),
+            ("paintings", "paint"),
+            ("painted", "paint"),
+        ] {
+            assert_eq!(index_form(word, true), stem);
+            assert_eq!(index_form(word, false), word);
+        }
+        for value in ["16c", "9:30am", "2025-06-11", "check-in", "1200", "café"] {
+            assert_eq!(index_form(value, true), value);
+        }
     }
 }

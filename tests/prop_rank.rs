@@ -43,8 +43,9 @@ fn ranker(choice: u8, flags: u8) -> Ranker {
 }
 
 /// BM25F (Eq. 3) times recency, straight from the formula: per active fact,
-/// its fields' tokens (text: content tokens of the normalized text;
-/// entities and participants: the tokens of their canonical names); N, df
+/// its fields' tokens in their index form (text: content tokens of the
+/// normalized text; entities and participants: the tokens of their
+/// canonical names); N, df
 /// and the average length over the active facts; every sum in `f64`.
 struct Oracle {
     docs: Vec<OracleDoc>,
@@ -62,19 +63,21 @@ struct OracleDoc {
 
 impl Oracle {
     fn new(m: &Memory) -> Oracle {
+        let params = m.version().params.clone();
+        let form = |t: &str| params.index_form(t).into_owned();
         let docs = m
             .ledger()
             .active()
             .map(|f| {
                 let mut fields: [Vec<String>; 3] = Default::default();
                 fields[0] = text::content_tokens(&text::normalize(&f.body.text))
-                    .map(str::to_owned)
+                    .map(form)
                     .collect();
                 for e in f.body.entities.iter() {
-                    fields[1].extend(text::tokens(e).map(str::to_owned));
+                    fields[1].extend(text::tokens(e).map(form));
                 }
                 for p in f.body.participants.iter() {
-                    fields[2].extend(text::tokens(&name_key(p)).map(str::to_owned));
+                    fields[2].extend(text::tokens(&name_key(p)).map(form));
                 }
                 let mut tf: HashMap<String, [u32; 3]> = HashMap::new();
                 for (field, tokens) in fields.iter().enumerate() {
@@ -90,10 +93,7 @@ impl Oracle {
                 }
             })
             .collect();
-        Oracle {
-            docs,
-            params: m.version().params.clone(),
-        }
+        Oracle { docs, params }
     }
 
     /// Every active fact's score (those above zero), best first.

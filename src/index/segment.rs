@@ -30,6 +30,7 @@
 //! Built by [`Segment::build`]; checked by the unit tests below and by
 //! `tests/index.rs`, which compares every layout of segments with one segment.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -97,16 +98,23 @@ impl DocInput {
 /// Calls `f(term, tf_per_field)` once per distinct term of a fact, in term
 /// order, and returns the per-field token counts. Text is normalized and
 /// stop words are dropped; entity and participant names are tokenized from
-/// their canonical forms.
-pub fn for_each_term(body: &FactBody, mut f: impl FnMut(&str, [u8; FIELDS])) -> [u16; FIELDS] {
+/// their canonical forms; every token is taken in its index form
+/// ([`ScoreParams::index_form`]).
+pub fn for_each_term(
+    body: &FactBody,
+    params: &ScoreParams,
+    mut f: impl FnMut(&str, [u8; FIELDS]),
+) -> [u16; FIELDS] {
     let norm = text::normalize(&body.text);
     let participants: Vec<String> = body.participants.iter().map(|p| name_key(p)).collect();
-    let mut toks: Vec<(&str, usize)> = text::content_tokens(&norm).map(|t| (t, 0)).collect();
+    let form = |t| params.index_form(t);
+    let mut toks: Vec<(Cow<str>, usize)> =
+        text::content_tokens(&norm).map(|t| (form(t), 0)).collect();
     for e in body.entities.iter() {
-        toks.extend(text::tokens(e).map(|t| (t, 1)));
+        toks.extend(text::tokens(e).map(|t| (form(t), 1)));
     }
     for p in &participants {
-        toks.extend(text::tokens(p).map(|t| (t, 2)));
+        toks.extend(text::tokens(p).map(|t| (form(t), 2)));
     }
     let mut lens = [0u16; FIELDS];
     for &(_, field) in &toks {
@@ -115,9 +123,9 @@ pub fn for_each_term(body: &FactBody, mut f: impl FnMut(&str, [u8; FIELDS])) -> 
     toks.sort_unstable();
     let mut i = 0;
     while i < toks.len() {
-        let term = toks[i].0;
+        let term = &toks[i].0;
         let mut tf = [0u8; FIELDS];
-        while i < toks.len() && toks[i].0 == term {
+        while i < toks.len() && toks[i].0 == *term {
             tf[toks[i].1] = tf[toks[i].1].saturating_add(1);
             i += 1;
         }
@@ -398,7 +406,9 @@ impl Segment {
     pub fn build(mut docs: Vec<DocInput>, params: &ScoreParams) -> Segment {
         docs.sort_by_key(|d| d.body.id);
         Segment::assemble(docs, params, |_, doc, dictionary, out| {
-            for_each_term(&doc.body, |term, tf| out.push((dictionary.id(term), tf)))
+            for_each_term(&doc.body, params, |term, tf| {
+                out.push((dictionary.id(term), tf))
+            })
         })
     }
 
@@ -918,7 +928,9 @@ mod tests {
             &["Alex Rivera"],
         );
         let mut seen = Vec::new();
-        let lens = for_each_term(&b, |t, tf| seen.push((t.to_owned(), tf)));
+        let lens = for_each_term(&b, &ScoreParams::default(), |t, tf| {
+            seen.push((t.to_owned(), tf))
+        });
         assert_eq!(lens, [4, 2, 2], "stop words dropped from text");
         assert_eq!(
             seen,

@@ -1,5 +1,7 @@
 //! From a request to weighted query terms.
 
+use std::borrow::Cow;
+
 use super::{ParticipantTerms, Ranker};
 use crate::config::ScoreParams;
 use crate::fact::name_key;
@@ -17,7 +19,8 @@ pub struct QueryTerm {
 /// The weighted terms of a request, sorted by term (so score sums are
 /// computed in one order whatever the request's word order).
 ///
-/// Context terms are the content tokens of the normalized context. With
+/// Context terms are the content tokens of the normalized context, in their
+/// index form ([`ScoreParams::index_form`]), as are participant tokens. With
 /// positional decay a token `d` content tokens before the end weighs `λ^d`
 /// (the end of an unfinished message says what comes next); a repeated term
 /// keeps its largest weight. With the term cap only the `m` heaviest distinct
@@ -39,7 +42,9 @@ pub fn normalized_query_terms(
     ranker: &Ranker,
     params: &ScoreParams,
 ) -> Vec<QueryTerm> {
-    let toks: Vec<&str> = text::content_tokens(norm).collect();
+    let toks: Vec<Cow<str>> = text::content_tokens(norm)
+        .map(|t| params.index_form(t))
+        .collect();
     let n = toks.len();
     // (term, weight, last position)
     let mut terms: Vec<(String, f32, usize)> = Vec::with_capacity(n);
@@ -56,7 +61,7 @@ pub fn normalized_query_terms(
                     e.2 = i;
                 }
             }
-            None => terms.push(((*t).to_owned(), w, i)),
+            None => terms.push((t.clone().into_owned(), w, i)),
         }
     }
     if ranker.term_cap && terms.len() > params.term_cap {
@@ -71,10 +76,10 @@ pub fn normalized_query_terms(
     if let Some(extra) = extra {
         for p in participants {
             let key = name_key(p);
-            for tok in text::tokens(&key) {
-                match terms.iter_mut().find(|(term, ..)| term == tok) {
+            for tok in text::tokens(&key).map(|t| params.index_form(t)) {
+                match terms.iter_mut().find(|(term, ..)| *term == tok) {
                     Some(e) => e.1 += extra,
-                    None => terms.push((tok.to_owned(), extra, usize::MAX)),
+                    None => terms.push((tok.into_owned(), extra, usize::MAX)),
                 }
             }
         }

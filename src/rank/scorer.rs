@@ -294,7 +294,7 @@ pub fn score_bound(
     let n = corpus.live_docs().max(1) as f64;
     let mut sum = 0.0f32;
     let mut seen: Vec<&str> = Vec::new();
-    for_each_term(body, |term, _| {
+    for_each_term(body, params, |term, _| {
         if let Some(qt) = terms.iter().find(|q| q.term == term)
             && !seen.contains(&qt.term.as_str())
         {

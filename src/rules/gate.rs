@@ -1,6 +1,8 @@
 //! Abstention gates (paper Section 5, Appendix D): when a request should get
 //! an empty block rather than the best facts the store happens to have.
 
+use std::borrow::Cow;
+
 use super::identity::Resolution;
 use super::slot::requested_slot;
 use rustc_hash::FxHashSet;
@@ -107,8 +109,12 @@ pub fn coverage_passes(
     let runs: Vec<Vec<&str>> = names.iter().map(|n| text::tokens(n).collect()).collect();
     let name_tokens: FxHashSet<&str> = runs.iter().flatten().copied().collect();
     let norm = text::normalize(context);
-    let mut terms: Vec<&str> = text::content_tokens(&norm)
+    // Terms are compared in their index form (a question's "painting"
+    // is covered by a fact's "painted"); names as written.
+    let params = &version.params;
+    let mut terms: Vec<Cow<str>> = text::content_tokens(&norm)
         .filter(|t| !name_tokens.contains(t))
+        .map(|t| params.index_form(t))
         .collect();
     terms.sort_unstable();
     terms.dedup();
@@ -125,6 +131,7 @@ pub fn coverage_passes(
         let body = &s.body;
         let fact_norm = text::normalize(&body.text);
         let fact: Vec<&str> = text::tokens(&fact_norm).collect();
+        let fact_forms: Vec<Cow<str>> = fact.iter().map(|t| params.index_form(t)).collect();
         let about = about_of(body);
         let named = names.is_empty()
             || names.iter().zip(&runs).any(|(n, run)| match &about {
@@ -140,7 +147,7 @@ pub fn coverage_passes(
         let shared: f64 = terms
             .iter()
             .zip(&weights)
-            .filter(|(t, _)| fact.contains(t))
+            .filter(|(t, _)| fact_forms.contains(t))
             .map(|(_, w)| w)
             .sum();
         shared / total >= f64::from(tau)
@@ -169,7 +176,7 @@ pub fn unseen_names(version: &IndexVersion, context: &str) -> Vec<String> {
                 if listed.contains(t) {
                     continue;
                 }
-                let known = version.active.df(t, ANY_FIELD) > 0
+                let known = version.active.df(&version.params.index_form(t), ANY_FIELD) > 0
                     || version.gazetteer.with_token(t).next().is_some();
                 if !known {
                     listed.insert(t.to_owned());

@@ -23,8 +23,10 @@
 //! the most recent active fact about any name of `g` (no such fact: the term
 //! is 0) and `T_rec` the store's recency half-life.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
+use crate::config::ScoreParams;
 use crate::extract::gazetteer::is_name_token;
 use crate::fact::{FactBody, name_key};
 use crate::index::{Corpus, IndexVersion};
@@ -118,7 +120,7 @@ impl Resolution {
                     let member = g.iter().any(|e| interlocutors.iter().any(|p| **p == **e));
                     let latest = g
                         .iter()
-                        .filter_map(|e| latest_about(&version.active, e))
+                        .filter_map(|e| latest_about(&version.active, &version.params, e))
                         .max();
                     let recency = latest.map_or(0.0, |s| {
                         (-((at.millis() - s.millis()) as f64) / half_life_ms).exp2()
@@ -263,8 +265,8 @@ fn association(version: &IndexVersion, interlocutors: &[String], group: &[Arc<st
 /// The stated time of the most recent active fact whose entities include
 /// `name`, found through the entity-field postings of the name's rarest
 /// token in each segment.
-fn latest_about(active: &Corpus, name: &str) -> Option<WallTime> {
-    let tokens: Vec<&str> = text::tokens(name).collect();
+fn latest_about(active: &Corpus, params: &ScoreParams, name: &str) -> Option<WallTime> {
+    let tokens: Vec<Cow<str>> = text::tokens(name).map(|t| params.index_form(t)).collect();
     let mut latest: Option<WallTime> = None;
     for view in active.views() {
         let segment = &view.segment;

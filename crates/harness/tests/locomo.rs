@@ -79,6 +79,7 @@ fn arm(recency: Recency, k: usize) -> Arm {
         recency: Some(recency),
         k,
         budget: 2_000,
+        stem: true,
     }
 }
 

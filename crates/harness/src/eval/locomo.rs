@@ -267,6 +267,10 @@ pub struct Arm {
     pub k: usize,
     /// At most this many characters.
     pub budget: usize,
+    /// Whether its store matches words by their stem (the store's default,
+    /// `ScoreParams::stem`); `false` is plain lowercase matching, the
+    /// baseline BM25 of the issue that set the target.
+    pub stem: bool,
 }
 
 /// Sums over the questions of one category.
@@ -322,8 +326,9 @@ impl ArmResult {
 }
 
 /// Asks every answerable question of `conversation` of `store` under each
-/// arm and adds the outcome to `results` (one per arm, in order); a dense
-/// or hybrid arm's query vector comes from `encoder`.
+/// arm whose stemming is the store's and adds the outcome to `results` (one
+/// per arm, in order); a dense or hybrid arm's query vector comes from
+/// `encoder`.
 pub fn score(
     conversation: &Conversation,
     store: &Store,
@@ -333,6 +338,7 @@ pub fn score(
 ) -> Result<()> {
     let version = store.memory.version();
     let at = conversation.asked_at();
+    let stem = version.params.stem;
     for q in &conversation.questions {
         let Some(c) = CATEGORIES.iter().position(|(c, _)| *c == q.category) else {
             continue;
@@ -348,6 +354,9 @@ pub fn score(
             None => None,
         };
         for (arm, result) in arms.iter().zip(results.iter_mut()) {
+            if arm.stem != stem {
+                continue; // asked of the conversation's other store
+            }
             let request = Request::new(q.text.clone(), at)
                 .with_participants(conversation.speakers.clone())
                 .with_ranker(arm.ranker.clone())
@@ -391,16 +400,20 @@ pub fn score(
     Ok(())
 }
 
-/// Runs the study: every conversation's store, every arm. When an arm is
-/// dense or hybrid, each store embeds its turns with MiniLM (one session,
-/// one thread) and each question is encoded (another, two threads); the
-/// models come from `scripts/fetch-models`.
+/// Runs the study: every conversation's store, every arm (a conversation
+/// has a second store, without stemming, when an arm asks for one). When an
+/// arm is dense or hybrid, its store embeds its turns with MiniLM (one
+/// session, one thread) and each question is encoded (another, two
+/// threads); the models come from `scripts/fetch-models`.
 pub fn run(
     conversations: &[Conversation],
     arms: &[Arm],
     config: &Config,
 ) -> Result<Vec<ArmResult>> {
     let dense = arms.iter().any(|a| a.ranker.needs_vector());
+    let mut stems: Vec<bool> = arms.iter().map(|a| a.stem).collect();
+    stems.sort_unstable();
+    stems.dedup();
     let mut queries = dense.then(|| MiniLm::locate(2)).transpose()?;
     let mut results: Vec<ArmResult> = arms
         .iter()
@@ -417,16 +430,22 @@ pub fn run(
         .expect("static progress template parses"),
     );
     for conversation in conversations {
-        let encoder = dense
-            .then(|| MiniLm::locate(1).map(|m| Box::new(m) as Box<dyn Encoder>))
-            .transpose()?;
         bar.set_message(format!(
             "{} ({} turns)",
             conversation.id,
             conversation.turns.len()
         ));
-        let store = build(conversation, config.clone(), encoder)?;
-        score(conversation, &store, arms, &mut results, queries.as_mut())?;
+        for &stem in &stems {
+            let encoder = arms
+                .iter()
+                .any(|a| a.stem == stem && a.ranker.needs_vector())
+                .then(|| MiniLm::locate(1).map(|m| Box::new(m) as Box<dyn Encoder>))
+                .transpose()?;
+            let mut config = config.clone();
+            config.score.stem = stem;
+            let store = build(conversation, config, encoder)?;
+            score(conversation, &store, arms, &mut results, queries.as_mut())?;
+        }
         bar.inc(1);
     }
     bar.finish_and_clear();
@@ -434,8 +453,9 @@ pub fn run(
 }
 
 /// The arms of the report: pfm at the store's defaults and under each
-/// recency mode, and the plain BM25 baselines with the same block rule;
-/// then pfm and BM25 at k = 10, B = 2,000.
+/// recency mode, and the plain BM25 baselines (words as written, no stems)
+/// with the same block rule, then BM25 with stems; then pfm and plain
+/// BM25 at k = 10, B = 2,000.
 pub fn default_arms() -> Result<Vec<Arm>> {
     let arm =
         |label: &str, ranker: Ranker, recency: Option<Recency>, k: usize, budget: usize| Arm {
@@ -444,7 +464,9 @@ pub fn default_arms() -> Result<Vec<Arm>> {
             recency,
             k,
             budget,
+            stem: true,
         };
+    let plain = |arm: Arm| Arm { stem: false, ..arm };
     let bm25 = Ranker::named("bm25_validity")?;
     Ok(vec![
         arm("pfm (defaults)", Ranker::pfm(), None, 6, 800),
@@ -469,14 +491,15 @@ pub fn default_arms() -> Result<Vec<Arm>> {
             6,
             800,
         ),
-        arm("BM25 (text)", bm25.clone(), None, 6, 800),
-        arm(
+        plain(arm("BM25 (text)", bm25.clone(), None, 6, 800)),
+        plain(arm(
             "BM25 + participants",
             Ranker::named("bm25_validity_p")?,
             None,
             6,
             800,
-        ),
+        )),
+        arm("BM25 (text), stemmed", bm25.clone(), None, 6, 800),
         arm(
             "dense (MiniLM)",
             Ranker::named("dense_validity")?,
@@ -492,7 +515,7 @@ pub fn default_arms() -> Result<Vec<Arm>> {
             800,
         ),
         arm("pfm, k = 10, B = 2000", Ranker::pfm(), None, 10, 2000),
-        arm("BM25 (text), k = 10, B = 2000", bm25, None, 10, 2000),
+        plain(arm("BM25 (text), k = 10, B = 2000", bm25, None, 10, 2000)),
     ])
 }
 
