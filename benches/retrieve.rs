@@ -3,7 +3,8 @@
 //! - `retrieve/{vocabulary}/{n}`: one whole retrieval call — PFM scoring with
 //!   exact pruning, shortlist 50, greedy selection under k = 6 and B = 800,
 //!   block formatting — cycling through the corpus's 300 timed queries, at
-//!   n = 1,000, 20,000 and 100,000 in both vocabularies.
+//!   n = 1,000, 20,000 and 100,000 in both vocabularies; `no_context` the
+//!   same requests without conversation context (`pfm::rank::context`).
 //! - `commit_publish/{n}/{b}`: observing a batch of `b` new facts as one
 //!   commit: extraction, ledger rules, graph, one new segment, merges, and the
 //!   publication of a new index version. With `b = 1` this is the
@@ -20,7 +21,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use pfm::rank::Scratch;
+use pfm::rank::{Ranker, Scratch};
 use pfm::retrieve::retrieve_with;
 use pfm::{Memory, Observation, WallTime};
 use pfm_synth::{SynthQuery, Vocabulary};
@@ -42,17 +43,33 @@ fn retrieval(c: &mut Criterion) {
             let (memory, queries) = build(n, vocabulary);
             let version = memory.version();
             let requests: Vec<_> = queries.iter().map(SynthQuery::request).collect();
-            let mut scratch = Scratch::default();
-            group.bench_function(BenchmarkId::from_parameter(n), |b| {
-                let mut i = 0;
-                b.iter(|| {
-                    let request = &requests[i % requests.len()];
-                    i += 1;
-                    black_box(
-                        retrieve_with(&version, request, &mut scratch).expect("valid request"),
-                    )
+            // The same requests without conversation context, side by side:
+            // what the context stage costs.
+            let without: Vec<_> = requests
+                .iter()
+                .map(|r| {
+                    r.clone().with_ranker(Ranker {
+                        context: false,
+                        ..Ranker::pfm()
+                    })
                 })
-            });
+                .collect();
+            let mut scratch = Scratch::default();
+            for (id, requests) in [
+                (BenchmarkId::from_parameter(n), &requests),
+                (BenchmarkId::new("no_context", n), &without),
+            ] {
+                group.bench_function(id, |b| {
+                    let mut i = 0;
+                    b.iter(|| {
+                        let request = &requests[i % requests.len()];
+                        i += 1;
+                        black_box(
+                            retrieve_with(&version, request, &mut scratch).expect("valid request"),
+                        )
+                    })
+                });
+            }
         }
         group.finish();
     }

@@ -54,13 +54,35 @@ pub struct ScoreParams {
     /// as the index is rebuilt from the ledger on open.
     #[serde(default = "stem_by_default")]
     pub stem: bool,
+    /// Conversation context weight `ν`: a shortlisted fact gains `ν` times
+    /// the best score among the facts said just before and after it in the
+    /// same conversation ([`crate::rank::context`]); 0 turns it off.
+    #[serde(default = "context_weight_default")]
+    pub context_weight: f32,
+    /// The longest pause, in minutes, between two facts of one conversation
+    /// (for [`ScoreParams::context_weight`]).
+    #[serde(default = "context_gap_default")]
+    pub context_gap_minutes: f64,
 }
 
 fn stem_by_default() -> bool {
     true
 }
 
+fn context_weight_default() -> f32 {
+    0.4
+}
+
+fn context_gap_default() -> f64 {
+    10.0
+}
+
 impl ScoreParams {
+    /// [`ScoreParams::context_gap_minutes`] in milliseconds.
+    pub fn context_gap_ms(&self) -> i64 {
+        (self.context_gap_minutes * 60_000.0) as i64
+    }
+
     /// `token`'s form in the index under these parameters.
     pub fn index_form<'a>(&self, token: &'a str) -> std::borrow::Cow<'a, str> {
         crate::text::index_form(token, self.stem)
@@ -86,6 +108,8 @@ impl Default for ScoreParams {
             non_seed_nodes: 12,
             participant_seeds: true,
             stem: true,
+            context_weight: context_weight_default(),
+            context_gap_minutes: context_gap_default(),
         }
     }
 }
@@ -320,10 +344,14 @@ impl Config {
             ("score.usage_weight", s.usage_weight),
             ("score.graph_weight", s.graph_weight),
             ("score.damping", s.damping),
+            ("score.context_weight", s.context_weight),
         ] {
             if !(v >= 0.0 && v.is_finite()) {
                 return Err(Error::InvalidConfig(format!("{name} must be >= 0")));
             }
+        }
+        if !(s.context_gap_minutes >= 0.0 && s.context_gap_minutes <= 1e9) {
+            return bad("score.context_gap_minutes must be in [0, 1e9]");
         }
         if s.term_cap == 0 {
             return bad("score.term_cap must be >= 1");

@@ -54,6 +54,9 @@ struct Oracle {
 
 struct OracleDoc {
     fact: FactId,
+    /// Its participants, as a set.
+    participants: Vec<String>,
+    stated_at: WallTime,
     /// Per term, its frequency in each field.
     tf: HashMap<String, [u32; 3]>,
     /// Tokens per field.
@@ -85,8 +88,13 @@ impl Oracle {
                         tf.entry(t.clone()).or_default()[field] += 1;
                     }
                 }
+                let mut participants: Vec<String> =
+                    f.body.participants.iter().map(|p| p.to_string()).collect();
+                participants.sort();
                 OracleDoc {
                     fact: f.id(),
+                    participants,
+                    stated_at: f.body.stated_at,
                     tf,
                     lens: fields.each_ref().map(|f| f.len() as u32),
                     last_observed: f.state.last_observed,
@@ -96,13 +104,16 @@ impl Oracle {
         Oracle { docs, params }
     }
 
-    /// Every active fact's score (those above zero), best first.
+    /// Every active fact's score (those above zero), best first; with
+    /// conversation context, the best `shortlist` of them, each with its
+    /// bonus.
     fn scores(
         &self,
         context: &str,
         participants: &[String],
         at: WallTime,
         ranker: &Ranker,
+        shortlist: usize,
     ) -> Vec<(FactId, f64)> {
         let p = &self.params;
         let alpha = ranker
@@ -161,15 +172,55 @@ impl Oracle {
                 };
                 (d.fact, bm25f * recency)
             })
-            .filter(|(_, s)| *s > 0.0)
             .collect();
-        scores.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let by_fact: HashMap<FactId, f64> = scores.iter().copied().collect();
+        scores.retain(|(_, s)| *s > 0.0);
+        // Best first; ties: the newer fact.
+        let order = |a: &(FactId, f64), b: &(FactId, f64)| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0));
+        scores.sort_by(order);
+        if ranker.context && p.context_weight > 0.0 {
+            // The shortlist, each fact lent the best of its neighbours' scores.
+            scores.truncate(shortlist);
+            for (fact, score) in &mut scores {
+                let lent = [true, false]
+                    .into_iter()
+                    .filter_map(|before| self.neighbour(*fact, before))
+                    .map(|f| by_fact[&f])
+                    .fold(0.0, f64::max);
+                *score += f64::from(p.context_weight) * lent;
+            }
+            scores.sort_by(order);
+        }
         scores
+    }
+
+    /// The active fact said just before (or after) `fact` among the same
+    /// participants within the context gap: the nearest active fact at most
+    /// three ids away, if it qualifies.
+    fn neighbour(&self, fact: FactId, before: bool) -> Option<FactId> {
+        let doc = |id: u64| self.docs.iter().find(|d| d.fact.0 == id);
+        let this = doc(fact.0)?;
+        let gap_ms = self.params.context_gap_minutes * 60_000.0;
+        (1..=3u64)
+            .filter_map(|step| {
+                if before {
+                    fact.0.checked_sub(step)
+                } else {
+                    Some(fact.0 + step)
+                }
+            })
+            .find_map(doc)
+            .filter(|d| {
+                d.participants == this.participants
+                    && (d.stated_at.millis() - this.stated_at.millis()).abs() as f64 <= gap_ms
+            })
+            .map(|d| d.fact)
     }
 }
 
 /// Rankers whose score is BM25F times recency (no usage, no association):
-/// the baselines, and PFM's fields and query with those two factors off.
+/// the baselines, and PFM's fields, query and conversation context with
+/// those two factors off.
 fn bm25f_ranker(choice: u8, flags: u8) -> Ranker {
     if choice.is_multiple_of(2) {
         return Ranker::bm25(true, flags & 1 != 0, flags & 2 != 0);
@@ -183,6 +234,7 @@ fn bm25f_ranker(choice: u8, flags: u8) -> Ranker {
             ParticipantTerms::Weighted
         },
         positional_decay: flags & 8 == 0,
+        context: flags & 16 == 0,
         usage: false,
         graph: false,
         ..Ranker::pfm()
@@ -202,6 +254,8 @@ struct Store {
     spread: i64,
     /// The store's recency mode.
     recency: Recency,
+    /// The store's conversation gap, in minutes.
+    context_gap_minutes: f64,
 }
 
 impl Store {
@@ -240,9 +294,11 @@ fn store() -> impl Strategy<Value = Store> {
         prop::collection::vec(0u64..2500, 0..20),
         prop::sample::select(vec![1i64, 3_600, 86_400]),
         prop::sample::select(vec![Recency::Fixed, Recency::Span, Recency::Off]),
+        // The default, or every fact of a participant within reach.
+        prop::sample::select(vec![10.0, 1e6]),
     )
         .prop_map(
-            |(n, seed, narrow, batch, keyed_every, forget_every, used, spread, recency)| Store {
+            |(
                 n,
                 seed,
                 narrow,
@@ -252,6 +308,18 @@ fn store() -> impl Strategy<Value = Store> {
                 used,
                 spread,
                 recency,
+                context_gap_minutes,
+            )| Store {
+                n,
+                seed,
+                narrow,
+                batch,
+                keyed_every,
+                forget_every,
+                used,
+                spread,
+                recency,
+                context_gap_minutes,
             },
         )
 }
@@ -274,6 +342,7 @@ fn build(s: &Store) -> Memory {
         ..Config::default()
     };
     config.score.recency = s.recency;
+    config.score.context_gap_minutes = s.context_gap_minutes;
     let mut m = Memory::new(config).unwrap();
     let obs: Vec<Observation> = facts
         .iter()
@@ -348,7 +417,7 @@ proptest! {
                 let at = s.query_time();
                 let query = Query { context: &q.text, participants: &q.participants, at, cancel: None, vector: None, recency: None };
                 let got = shortlist_with(&version, query, &ranker, n, Scoring::Pruned, &mut scratch).unwrap();
-                let want = oracle.scores(&q.text, &q.participants, at, &ranker);
+                let want = oracle.scores(&q.text, &q.participants, at, &ranker, n);
                 let by_fact: HashMap<FactId, f64> = want.iter().copied().collect();
                 let close = |a: f64, b: f64| (a - b).abs() <= 1e-4 * a.abs().max(b.abs());
                 prop_assert_eq!(got.len(), want.len().min(n), "{} query {:?}", ranker.name, q.text);

@@ -60,8 +60,8 @@ fn span_recency_keeps_an_old_valid_fact_within_reach() {
     assert!((0.5..0.65).contains(&span), "span {span}");
     // Off: the two lines differ only in their last words.
     assert!((0.9..1.1).contains(&off), "off {off}");
-    // The store's default is span.
-    assert_eq!(old_over_new(&m, 360, None), span);
+    // The store's default is off: keys, not decay, keep answers current.
+    assert_eq!(old_over_new(&m, 360, None), off);
 }
 
 #[test]

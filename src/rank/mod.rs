@@ -15,6 +15,11 @@
 //! - `A ∈ [0, 1]` is the strongest activation among the fact's entities and
 //!   participants after one hop of spreading from the request's seeds.
 //!
+//! The shortlist (the best `n` by that score) is then ranked in conversation
+//! context: each fact gains `ν` times the best score among the facts said
+//! just before and after it among the same people ([`context`]); a reply
+//! seldom repeats the words of what it answers.
+//!
 //! The paper fixes each term's parameters but not how the terms combine. We
 //! multiply: BM25F's scale moves with query length and idf, so an additive
 //! bonus of fixed size would mean a lot to one query and nothing to another,
@@ -25,6 +30,7 @@
 //! bounded, which dynamic pruning needs, and each is switched off for the
 //! ablations by a [`Ranker`] flag.
 
+pub mod context;
 mod cursor;
 pub mod dense;
 mod maxscore;
@@ -91,6 +97,10 @@ pub struct Ranker {
     pub graph: bool,
     /// Participants seed the graph activation.
     pub participant_seeds: bool,
+    /// A fact borrows from its conversation neighbours' scores
+    /// ([`context`]).
+    #[serde(default)]
+    pub context: bool,
     /// Retrieve from active facts only; `false` reads every retained version.
     pub validity: bool,
     /// Whether the arm reads dense vectors (the request then carries a
@@ -113,6 +123,7 @@ impl Ranker {
             usage: true,
             graph: true,
             participant_seeds: true,
+            context: true,
             validity: true,
             dense: DenseMode::Off,
         }
@@ -146,6 +157,7 @@ impl Ranker {
             usage: false,
             graph: false,
             participant_seeds: false,
+            context: false,
             validity,
             dense: DenseMode::Off,
         }

@@ -16,7 +16,7 @@ use rustc_hash::FxHashMap;
 
 use super::maxscore::MaxScore;
 use super::plan::Plan;
-use super::topn::TopN;
+use super::topn::{Entry, TopN};
 use crate::index::SegmentView;
 
 pub use super::maxscore::Scratch;
@@ -220,6 +220,8 @@ fn lexical(
         cursors: &cursors,
     }
     .run(scratch);
+    let in_context = (uses_context(ranker, params) && !plan.cancelled())
+        .then(|| in_context(&plan, corpus, &ids, scratch));
     for &(node, _) in &plan.activation {
         scratch.activation_by_node[node as usize] = 0.0;
     }
@@ -227,18 +229,76 @@ fn lexical(
         scratch.top.reset(0);
         return Err(Error::Cancelled);
     }
-    Ok(drain(&mut scratch.top, views))
+    Ok(in_context.unwrap_or_else(|| drain(&mut scratch.top, views)))
+}
+
+/// Whether `ranker` lends facts their conversation neighbours' scores
+/// under `params` ([`super::context`]).
+fn uses_context(ranker: &Ranker, params: &crate::config::ScoreParams) -> bool {
+    ranker.context && params.context_weight > 0.0
+}
+
+/// The shortlist in `scratch.top` with each fact's score raised by `ν`
+/// times its best conversation neighbour's, best first
+/// ([`super::context`]). `ids` holds each query term's id per view.
+fn in_context(
+    plan: &Plan,
+    corpus: &crate::index::Corpus,
+    ids: &[Vec<Option<u32>>],
+    scratch: &mut Scratch,
+) -> Vec<Scored> {
+    let views = corpus.views();
+    let (gap, weight) = (plan.params.context_gap_ms(), plan.params.context_weight);
+    let mut entries: Vec<Entry> = scratch.top.finish().collect();
+    let activation = &scratch.activation_by_node;
+    for e in &mut entries {
+        let body = views[e.view as usize].segment.body(e.doc);
+        let lent = super::context::neighbours(corpus, body, gap, Some((e.view as usize, e.doc)))
+            .into_iter()
+            .flatten()
+            .map(|(v, doc)| doc_score(plan, views, ids, v, doc, activation))
+            .fold(0.0, f32::max);
+        e.score += weight * lent;
+    }
+    entries.sort_unstable_by(super::topn::rank);
+    entries.into_iter().map(|e| scored(e, views)).collect()
+}
+
+/// Document `doc` of view `v`'s whole score under `plan` (what the walk
+/// would give it), for a document the walk did not keep.
+fn doc_score(
+    plan: &Plan,
+    views: &[SegmentView],
+    ids: &[Vec<Option<u32>>],
+    v: usize,
+    doc: u32,
+    activation_by_node: &[f32],
+) -> f32 {
+    let segment = &*views[v].segment;
+    let record = segment.record(doc);
+    let mut score = 0.0;
+    for (&weight, ids) in plan.weights.iter().zip(ids) {
+        if let Some(tid) = ids[v]
+            && let Some(tf) = record.tf(tid)
+        {
+            score += plan.contribution(weight, segment, doc, tf);
+        }
+    }
+    score * plan.factor(segment, doc, &record, activation_by_node)
 }
 
 /// The best entries of `top`, best first, with their bodies from `views`.
 pub(super) fn drain(top: &mut TopN, views: &[SegmentView]) -> Vec<Scored> {
-    top.finish()
-        .map(|e| Scored {
-            fact: e.fact,
-            score: e.score,
-            body: views[e.view as usize].segment.body(e.doc).clone(),
-        })
-        .collect()
+    top.finish().map(|e| scored(e, views)).collect()
+}
+
+/// An entry with its body from `views`.
+fn scored(e: Entry, views: &[SegmentView]) -> Scored {
+    Scored {
+        fact: e.fact,
+        score: e.score,
+        body: views[e.view as usize].segment.body(e.doc).clone(),
+    }
 }
 
 /// Document frequencies of one version, each looked up once (a lookup
@@ -268,27 +328,89 @@ impl DfMemo {
     }
 }
 
-/// An upper bound on the score `body` can get under `ranker` for a query
-/// with `terms` in `version`: a shared term contributes less than its
-/// weight `W = q · idf · (k1 + 1)` (BM25's saturation stays below 1), and
-/// the factors are at most `(1 + usage weight)(1 + graph weight)` (recency is
-/// at most 1). Zero when no term is shared. Lets the snapshot publisher skip
-/// contexts a change cannot reach.
+/// What a change to one fact can do to one query's scores
+/// ([`score_bound`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Bound {
+    /// The most the fact itself can score, conversation context aside.
+    pub own: f32,
+    /// The most any fact whose score the change can move can score.
+    pub moved: f32,
+}
+
+/// Upper bounds on the scores a change to `body` can touch under `ranker`
+/// for a query with `terms` in `version`.
+///
+/// For one fact: a shared term contributes less than its weight `W = q ·
+/// idf · (k1 + 1)` (BM25's saturation stays below 1), and the factors are
+/// at most `(1 + usage weight)(1 + graph weight)` (recency is at most 1);
+/// zero when no term is shared. With conversation context the change also
+/// moves the facts [`super::context::moved_by`] names, each of which, and
+/// `body` itself, scores at most `(1 + ν)` times the largest bound among
+/// it and the facts it can borrow from ([`super::context`], invariant 2),
+/// or is never shortlisted (it shares no term).
+/// Lets the snapshot publisher skip contexts a change cannot reach.
 pub fn score_bound(
     version: &IndexVersion,
     terms: &[QueryTerm],
     ranker: &Ranker,
     body: &FactBody,
     memo: &mut DfMemo,
-) -> f32 {
+) -> Bound {
     let corpus = if ranker.validity {
         &version.active
     } else {
         match &version.history {
             Some(h) => h,
-            None => return f32::INFINITY,
+            None => {
+                return Bound {
+                    own: f32::INFINITY,
+                    moved: f32::INFINITY,
+                };
+            }
         }
     };
+    let params = &version.params;
+    let own = body_bound(version, corpus, terms, ranker, body, memo);
+    if !uses_context(ranker, params) {
+        return Bound { own, moved: own };
+    }
+    // `body` and each fact it moves, with every fact each can borrow from;
+    // a fact that shares no term is never shortlisted, whatever it borrows.
+    let views = corpus.views();
+    let moved = super::context::moved_by(corpus, params, body, own > 0.0)
+        .map(|(v, doc)| &**views[v].segment.body(doc));
+    let mut bound = own;
+    for fact in std::iter::once(body).chain(moved) {
+        let alone = if fact.id == body.id {
+            own
+        } else {
+            body_bound(version, corpus, terms, ranker, fact, memo)
+        };
+        if alone <= 0.0 {
+            continue;
+        }
+        bound = bound.max(alone);
+        for (v, lender) in super::context::lenders(corpus, params, fact) {
+            let lender = views[v].segment.body(lender);
+            bound = bound.max(body_bound(version, corpus, terms, ranker, lender, memo));
+        }
+    }
+    Bound {
+        own,
+        moved: bound * (1.0 + params.context_weight),
+    }
+}
+
+/// [`score_bound`] of one fact, without context.
+fn body_bound(
+    version: &IndexVersion,
+    corpus: &crate::index::Corpus,
+    terms: &[QueryTerm],
+    ranker: &Ranker,
+    body: &FactBody,
+    memo: &mut DfMemo,
+) -> f32 {
     let params = &version.params;
     let mask = ranker.field_mask(params);
     let n = corpus.live_docs().max(1) as f64;

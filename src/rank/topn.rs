@@ -30,7 +30,7 @@ pub(crate) struct Entry {
 
 /// `Less` when `a` is better: higher score, then newer (larger) fact id.
 #[inline]
-fn rank(a: &Entry, b: &Entry) -> Ordering {
+pub(crate) fn rank(a: &Entry, b: &Entry) -> Ordering {
     b.score.total_cmp(&a.score).then(b.fact.cmp(&a.fact))
 }
 

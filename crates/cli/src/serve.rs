@@ -73,9 +73,10 @@ pub struct ServingArgs {
     #[arg(long, env = "PFM_MODELS")]
     models: Option<PathBuf>,
     /// How recency decays for requests that do not say (`recency` in
-    /// /v1/retrieve): span (the half-life stretches to each store's own
-    /// time span), fixed (the paper's 30 days) or off.
-    #[arg(long, default_value = "span")]
+    /// /v1/retrieve): off (no recency factor: keys keep answers current),
+    /// span (the half-life stretches to each store's own time span) or
+    /// fixed (the paper's 30 days).
+    #[arg(long, default_value = "off")]
     recency: pfm::rank::Recency,
     /// Revision ordering of new tenants: arrival (the last value to arrive
     /// is current) or event-time (the value with the latest stated time is:

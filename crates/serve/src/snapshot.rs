@@ -27,9 +27,10 @@ use crate::sync::fault::{self, Fault};
 use crate::sync::{Publication, Shared};
 use pfm::block::Block;
 use pfm::error::{Error, Result};
-use pfm::fact::{FactBody, Seq};
+use pfm::fact::{FactBody, FactId, Seq};
 use pfm::index::IndexVersion;
 use pfm::pmap::PMap;
+use pfm::rank::context::moves;
 use pfm::rank::scorer::{DfMemo, score_bound};
 use pfm::rank::{QueryTerm, Scratch, query_terms};
 use pfm::retrieve::{Request, retrieve_with};
@@ -78,8 +79,10 @@ impl Context {
     }
 
     /// Whether a change to `fact` can change this context's block in
-    /// `version`: it is in the block, or it could now score at least as high
-    /// as the block's last line (any score, if the block has room).
+    /// `version`: it is in the block or, with conversation context, can move
+    /// the score of a fact in the block; or it could now make a fact score
+    /// at least as high as the block's last line (any score, if the block
+    /// has room).
     fn touched_by(
         &self,
         fact: &FactBody,
@@ -88,15 +91,26 @@ impl Context {
         memo: &mut DfMemo,
     ) -> bool {
         let lines = &current.block.lines;
-        if lines.iter().any(|l| l.fact == fact.id) {
+        let ranker = &self.request.ranker;
+        // The facts the ranker reads (none: the bound below says touched).
+        let corpus = if ranker.validity {
+            Some(&version.active)
+        } else {
+            version.history.as_ref()
+        };
+        let bound = score_bound(version, &self.terms, ranker, fact, memo);
+        let moved = |line: FactId| {
+            ranker.context
+                && corpus.is_none_or(|c| moves(c, &version.params, fact, bound.own > 0.0, line))
+        };
+        if lines.iter().any(|l| l.fact == fact.id || moved(l.fact)) {
             return true;
         }
-        let bound = score_bound(version, &self.terms, &self.request.ranker, fact, memo);
         let floor = match lines.last() {
             Some(last) if lines.len() >= self.request.k => last.score,
             _ => 0.0,
         };
-        bound > 0.0 && bound >= floor
+        bound.moved > 0.0 && bound.moved >= floor
     }
 
     /// The request as it should run now.

@@ -105,9 +105,10 @@ pub struct RetrieveIn {
     /// `_validity` read superseded facts, which this server does not index.
     #[serde(default)]
     pub ranker: Option<String>,
-    /// How recency decays: `span` (default: the half-life stretches to the
-    /// store's own time span, so an old fact that is still valid is not
-    /// buried), `fixed` (the paper's 30-day half-life) or `off`.
+    /// How recency decays: `off` (default: no recency factor; keys keep
+    /// answers current), `span` (the half-life stretches to the store's own
+    /// time span, so an old fact that is still valid is not buried) or
+    /// `fixed` (the paper's 30-day half-life).
     #[serde(default)]
     #[schema(value_type = Option<String>)]
     pub recency: Option<pfm::rank::Recency>,
