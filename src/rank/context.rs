@@ -32,9 +32,9 @@
 //!    lends, or may now lend, to `x`) or a fact related to `x` lies within
 //!    reach of `x` on the other side of `f` (`f` coming or going decides
 //!    whether that fact is `x`'s neighbour) — [`moves`]. A moved fact
-//!    scores at most its own bound
-//!    plus `ν` times the largest bound among the facts related to it within
-//!    reach ([`super::scorer::score_bound`] relies on this).
+//!    scores at most its own bound plus `ν` times the largest bound among
+//!    the facts related to it within reach ([`super::scorer::score_bound`]
+//!    relies on this).
 
 use crate::config::ScoreParams;
 use crate::fact::{FactBody, FactId};
@@ -72,9 +72,7 @@ pub fn moved_by<'a>(
     lends: bool,
 ) -> impl Iterator<Item = (usize, u32)> + 'a {
     let gap = params.context_gap_ms();
-    around(corpus, changed.id)
-        .filter(move |&x| body(corpus, x).id != changed.id)
-        .filter(move |&x| moved(corpus, gap, changed, lends, x))
+    around(corpus, changed.id).filter(move |&x| moved(corpus, gap, changed, lends, x))
 }
 
 /// The active facts within [`REACH`] ids of `fact` and related to it: all
@@ -85,8 +83,7 @@ pub fn lenders<'a>(
     fact: &'a FactBody,
 ) -> impl Iterator<Item = (usize, u32)> + 'a {
     let gap = params.context_gap_ms();
-    around(corpus, fact.id)
-        .filter(move |&y| body(corpus, y).id != fact.id && related(fact, body(corpus, y), gap))
+    around(corpus, fact.id).filter(move |&y| related(fact, body(corpus, y), gap))
 }
 
 /// Whether a change to `changed` moves the score of active fact `x`.
@@ -107,9 +104,10 @@ fn moved(corpus: &Corpus, gap_ms: i64, changed: &FactBody, lends: bool, x: (usiz
     })
 }
 
-/// The active facts within [`REACH`] ids of `fact`, `fact` included.
+/// The active facts within [`REACH`] ids of `fact`, `fact` itself aside.
 fn around(corpus: &Corpus, fact: FactId) -> impl Iterator<Item = (usize, u32)> + '_ {
     (fact.0.saturating_sub(REACH)..=fact.0.saturating_add(REACH))
+        .filter(move |&id| id != fact.0)
         .filter_map(move |id| find(corpus, FactId(id), None))
 }
 
@@ -136,8 +134,7 @@ pub fn neighbours(
             let Some((view, doc)) = find(corpus, FactId(id), hint) else {
                 continue; // not active: look past it
             };
-            let other = corpus.views()[view].segment.body(doc);
-            return related(body, other, gap_ms).then_some((view, doc));
+            return related(body, self::body(corpus, (view, doc)), gap_ms).then_some((view, doc));
         }
         None
     };

@@ -93,11 +93,7 @@ pub fn shortlist_with(
     strategy: Strategy,
     scratch: &mut Scratch,
 ) -> Result<Vec<Scored>> {
-    let corpus = if ranker.validity {
-        &version.active
-    } else {
-        version.history.as_ref().ok_or(Error::NoHistoryIndex)?
-    };
+    let corpus = corpus_of(version, ranker).ok_or(Error::NoHistoryIndex)?;
     if ranker.dense == DenseMode::Off {
         return lexical(version, corpus, query, ranker, n, strategy, scratch);
     }
@@ -232,6 +228,19 @@ fn lexical(
     Ok(in_context.unwrap_or_else(|| drain(&mut scratch.top, views)))
 }
 
+/// The facts `ranker` reads in `version`: the active ones, or every
+/// retained version (`None` when the store keeps no history index).
+pub fn corpus_of<'a>(
+    version: &'a IndexVersion,
+    ranker: &Ranker,
+) -> Option<&'a crate::index::Corpus> {
+    if ranker.validity {
+        Some(&version.active)
+    } else {
+        version.history.as_ref()
+    }
+}
+
 /// Whether `ranker` lends facts their conversation neighbours' scores
 /// under `params` ([`super::context`]).
 fn uses_context(ranker: &Ranker, params: &crate::config::ScoreParams) -> bool {
@@ -357,18 +366,11 @@ pub fn score_bound(
     body: &FactBody,
     memo: &mut DfMemo,
 ) -> Bound {
-    let corpus = if ranker.validity {
-        &version.active
-    } else {
-        match &version.history {
-            Some(h) => h,
-            None => {
-                return Bound {
-                    own: f32::INFINITY,
-                    moved: f32::INFINITY,
-                };
-            }
-        }
+    let Some(corpus) = corpus_of(version, ranker) else {
+        return Bound {
+            own: f32::INFINITY,
+            moved: f32::INFINITY,
+        };
     };
     let params = &version.params;
     let own = body_bound(version, corpus, terms, ranker, body, memo);

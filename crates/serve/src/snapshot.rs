@@ -31,7 +31,7 @@ use pfm::fact::{FactBody, FactId, Seq};
 use pfm::index::IndexVersion;
 use pfm::pmap::PMap;
 use pfm::rank::context::moves;
-use pfm::rank::scorer::{DfMemo, score_bound};
+use pfm::rank::scorer::{DfMemo, corpus_of, score_bound};
 use pfm::rank::{QueryTerm, Scratch, query_terms};
 use pfm::retrieve::{Request, retrieve_with};
 
@@ -92,12 +92,8 @@ impl Context {
     ) -> bool {
         let lines = &current.block.lines;
         let ranker = &self.request.ranker;
-        // The facts the ranker reads (none: the bound below says touched).
-        let corpus = if ranker.validity {
-            Some(&version.active)
-        } else {
-            version.history.as_ref()
-        };
+        // The facts the ranker reads (none: the bound above is infinite).
+        let corpus = corpus_of(version, ranker);
         let bound = score_bound(version, &self.terms, ranker, fact, memo);
         let moved = |line: FactId| {
             ranker.context
