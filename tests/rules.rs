@@ -354,6 +354,32 @@ fn a_reply_about_the_other_speakers_event_is_not_support_for_its_speaker() {
 }
 
 #[test]
+fn an_address_or_a_question_is_not_support_for_whom_it_names() {
+    let m = transcript(&[
+        "Ana: Thanks, Ben! The shelter was thrilled. I ran a charity race for them on Sunday.",
+        "Ben: Did you enjoy the pottery class, Ana? I hear the teacher is great.",
+        "Ana: The bakery downtown sells great sourdough.",
+    ]);
+    // Ben is only addressed in Ana's turn: the race is hers.
+    assert!(asks(
+        &m,
+        "When did Ben run his charity race?",
+        Abstain::Auto
+    ));
+    assert!(!asks(
+        &m,
+        "When did Ana run her charity race?",
+        Abstain::Auto
+    ));
+    // Ben's question about a pottery class tells nothing of anyone's class.
+    assert!(asks(
+        &m,
+        "What did Ana make in her pottery class?",
+        Abstain::Auto
+    ));
+}
+
+#[test]
 fn the_coverage_gate_abstains_on_a_person_the_store_never_heard_of() {
     let m = conversation();
     // Another conversation's question, in this one's words: everything but

@@ -3,11 +3,11 @@
 
 use std::borrow::Cow;
 
+use super::about;
 use super::identity::Resolution;
 use super::slot::requested_slot;
 use rustc_hash::FxHashSet;
 
-use crate::fact::{FactBody, name_key};
 use crate::index::IndexVersion;
 use crate::rank::Scored;
 use crate::text;
@@ -70,10 +70,10 @@ pub fn margin_passes(context: &str, shortlist: &[Scored], tau: f32) -> bool {
 ///    support, nor is one about another person when the request's is
 ///    someone the store knows nothing of; a name counts in the fact's
 ///    entities or text, not in its participants (who were present is not
-///    who it is about), and in a turn labelled with its speaker, in who
-///    the turn is about (`about_of`: a reply that asks Ben about his race
-///    is not about its speaker); and
-/// 2. its text carries at least `tau` of the request's other content terms,
+///    who it is about), and in a turn labelled with its speaker, in the
+///    statements about them ([`about`]: in "Ana: Thanks, Ben! How was your
+///    race?" Ben is only addressed and the question asserts nothing); and
+/// 2. its text (in a labelled turn, those statements' text) carries at least `tau` of the request's other content terms,
 ///    each weighted by its idf in the active corpus's text field, so a word
 ///    the store never saw (often the sign of a question about something
 ///    else) weighs most and a common one least.
@@ -129,18 +129,36 @@ pub fn coverage_passes(
     let total: f64 = weights.iter().sum();
     selected.iter().any(|s| {
         let body = &s.body;
-        let fact_norm = text::normalize(&body.text);
-        let fact: Vec<&str> = text::tokens(&fact_norm).collect();
-        let fact_forms: Vec<Cow<str>> = fact.iter().map(|t| params.index_form(t)).collect();
-        let about = about_of(body);
-        let named = names.is_empty()
-            || names.iter().zip(&runs).any(|(n, run)| match &about {
-                Some(people) => people.iter().any(|p| p == n),
-                None => body.entities.iter().any(|e| &**e == *n) || contains_run(&fact, run),
-            });
-        if !named {
-            return false;
-        }
+        let sentences = about::sentences(body);
+        let fact_norm;
+        // The words that can support the request: in a labelled turn, those
+        // of the sentences about one of its people; otherwise all of them,
+        // if the fact names one.
+        let words: Vec<&str> = match &sentences {
+            Some(list) => {
+                let theirs: Vec<&about::Sentence> = list
+                    .iter()
+                    .filter(|x| names.is_empty() || x.people.iter().any(|p| names.contains(&&**p)))
+                    .collect();
+                if theirs.is_empty() {
+                    return false;
+                }
+                theirs.iter().flat_map(|x| text::tokens(&x.text)).collect()
+            }
+            None => {
+                fact_norm = text::normalize(&body.text);
+                let fact: Vec<&str> = text::tokens(&fact_norm).collect();
+                let named = names.is_empty()
+                    || names.iter().zip(&runs).any(|(n, run)| {
+                        body.entities.iter().any(|e| &**e == *n) || contains_run(&fact, run)
+                    });
+                if !named {
+                    return false;
+                }
+                fact
+            }
+        };
+        let fact_forms: Vec<Cow<str>> = words.iter().map(|t| params.index_form(t)).collect();
         if total <= 0.0 {
             return !names.is_empty();
         }
@@ -189,49 +207,6 @@ pub fn unseen_names(version: &IndexVersion, context: &str) -> Vec<String> {
         }
     }
     unseen
-}
-
-/// Words in which a speaker speaks of themselves.
-const FIRST_PERSON: &[&str] = &[
-    "i", "i'm", "i've", "i'd", "i'll", "me", "my", "mine", "myself", "we", "we're", "we've", "us",
-    "our", "ours",
-];
-
-/// Words in which a speaker speaks of whom they address.
-const SECOND_PERSON: &[&str] = &[
-    "you", "you're", "you've", "you'd", "your", "yours", "yourself",
-];
-
-/// Who a turn labelled with its speaker is about ("Ana: …", the label one
-/// of the fact's participants, as transcripts and chat exports write
-/// turns): the people its words name, the speaker when it speaks in the
-/// first person, the others present when it speaks in the second. `None`
-/// for an unlabelled fact. The label alone is not what the turn is about:
-/// "Ana: how was your race, Ben?" is about Ben's race, not Ana's.
-fn about_of(body: &FactBody) -> Option<Vec<String>> {
-    let (label, said) = body.text.split_once(':')?;
-    let speaker = name_key(label);
-    let present: Vec<String> = body.participants.iter().map(|p| name_key(p)).collect();
-    if speaker.is_empty() || !present.contains(&speaker) {
-        return None;
-    }
-    let norm = text::normalize(said);
-    let words: Vec<&str> = text::tokens(&norm).collect();
-    let named = |n: &str| contains_run(&words, &text::tokens(n).collect::<Vec<_>>());
-    let mut about: Vec<String> = present.iter().filter(|p| named(p)).cloned().collect();
-    about.extend(
-        body.entities
-            .iter()
-            .filter(|e| named(e))
-            .map(|e| e.to_string()),
-    );
-    if words.iter().any(|w| FIRST_PERSON.contains(w)) {
-        about.push(speaker.clone());
-    }
-    if words.iter().any(|w| SECOND_PERSON.contains(w)) {
-        about.extend(present.iter().filter(|p| **p != speaker).cloned());
-    }
-    Some(about)
 }
 
 /// Whether `run` occurs as consecutive tokens of `tokens`.

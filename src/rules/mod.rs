@@ -16,8 +16,10 @@
 //!
 //! - [`slot`]: the slot detector (noun, or trailing cue for shared nouns);
 //! - [`identity`]: mentions, alias pooling and the posterior of Eq. (2);
-//! - [`gate`]: the slot, margin and coverage gates.
+//! - [`gate`]: the slot, margin and coverage gates;
+//! - [`about`]: whom each sentence of a labelled turn is about (coverage).
 
+pub mod about;
 pub mod gate;
 pub mod identity;
 pub mod slot;
