@@ -25,7 +25,7 @@ use pfm::error::{Error, Result};
 use pfm::extract::EntityKind;
 use pfm::fact::Key;
 use pfm::memory::{Memory, Observation, Receipt};
-use pfm::rank::Ranker;
+use pfm::rank::{Ranker, Recency};
 
 /// Which store an arm reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,6 +45,11 @@ pub struct Arm {
     pub store: StoreKind,
     /// The ranker.
     pub ranker: Ranker,
+    /// The recency mode its requests ask for: the paper's half-life
+    /// (`Fixed`) for the paper's rows that tell versions apart by time
+    /// alone (keyless pfm, BM25 + recency); the store's default (`Off`)
+    /// otherwise.
+    pub recency: Option<Recency>,
 }
 
 /// Every lexical arm, in report order.
@@ -88,10 +93,12 @@ impl Arm {
                 )));
             }
         };
+        let by_time = name == "pfm_keyless" || name.starts_with("bm25_recency");
         Ok(Arm {
             name: name.to_owned(),
             store,
             ranker,
+            recency: by_time.then_some(Recency::Fixed),
         })
     }
 }

@@ -410,11 +410,15 @@ pub fn run(options: &EvalOptions) -> Result<Evaluation> {
 
 /// The request of query `q` for `arm` at `budget`.
 fn request(instance: &Instance, q: &generator::Query, arm: &Arm, budget: usize) -> Request {
-    Request::new(q.context.clone(), instance.query_time)
+    let request = Request::new(q.context.clone(), instance.query_time)
         .with_participants([q.participant.clone()])
         .with_k(K)
         .with_budget(budget)
-        .with_ranker(arm.ranker.clone())
+        .with_ranker(arm.ranker.clone());
+    match arm.recency {
+        Some(r) => request.with_recency(r),
+        None => request,
+    }
 }
 
 /// The query vector of `q` for a dense or hybrid `arm` and the

@@ -20,9 +20,9 @@ use super::generator::{Instance, Query};
 use super::judge::{Judged, judge};
 use super::slices::{self, Case};
 use super::{BUDGETS, K};
-use pfm::config::{AdmissionParams, ChainOrder, Config, KeyGranularity};
+use pfm::config::{AdmissionParams, ChainOrder, Config, KeyGranularity, ScoreParams};
 use pfm::error::Result;
-use pfm::rank::{ParticipantTerms, Ranker};
+use pfm::rank::{ParticipantTerms, Ranker, Recency};
 use pfm::retrieve::{Request, retrieve};
 use pfm::rules::{Abstain, Identity, Rules};
 
@@ -177,9 +177,15 @@ pub fn store_ablations() -> Vec<(&'static str, Config)> {
             },
         ),
         (
+            // As in the paper, time is then all that tells a newer value
+            // from an older one: its recency.
             "no keys",
             Config {
                 use_keys: false,
+                score: ScoreParams {
+                    recency: Recency::Fixed,
+                    ..ScoreParams::default()
+                },
                 ..keyed
             },
         ),
