@@ -1,7 +1,9 @@
 //! The LoCoMo study on a hand-built conversation in LoCoMo's own format:
 //! its written dates parse, turns keep their order, evidence recall and
 //! answer containment count what the block holds, and the span recency
-//! keeps a valid first-session fact that the paper's fixed half-life buries.
+//! keeps a valid first-session fact that the paper's fixed half-life buries;
+//! the abstention study counts each question set and the answers a gate
+//! withholds.
 
 use pfm::config::Config;
 use pfm::rank::{Ranker, Recency};
@@ -114,4 +116,29 @@ fn span_recency_keeps_the_first_session_answer_that_fixed_recency_buries() {
     // in a three-line block.
     assert_eq!(single_hop(&results[0]).hits, 0, "fixed");
     assert_eq!(single_hop(&results[1]).hits, 1, "span");
+}
+
+#[test]
+fn abstention_counts_each_set_and_the_answers_a_gate_withholds() {
+    use pfm::rules::Abstain;
+    let gates = [
+        ("none".to_owned(), Abstain::None),
+        ("auto".to_owned(), Abstain::Auto),
+        ("margin 100".to_owned(), Abstain::Margin(100.0)),
+    ];
+    let rates = locomo::abstention(&conversations(), &gates, &Config::default()).unwrap();
+    // One conversation: two answerable questions, both with their evidence
+    // in the ungated block; one adversarial; no other conversations.
+    for r in &rates {
+        assert_eq!(r.answerable.1, 2, "{}", r.label);
+        assert_eq!(r.answerable_held.1, 2, "{}", r.label);
+        assert_eq!(r.adversarial.1, 1, "{}", r.label);
+        assert_eq!(r.cross, (0, 0), "{}", r.label);
+        assert!(r.answerable_held.0 <= r.answerable.0, "{}", r.label);
+    }
+    assert_eq!(rates[0].answerable.0 + rates[0].adversarial.0, 0);
+    // The coverage gate answers both; a margin no top fact reaches
+    // withholds both answers the block held.
+    assert_eq!(rates[1].answerable, (0, 2));
+    assert_eq!(rates[2].answerable_held, (2, 2));
 }

@@ -569,6 +569,9 @@ pub struct GateRates {
     pub label: String,
     /// Abstentions on answerable questions (categories 1–4), and their count.
     pub answerable: (usize, usize),
+    /// Of those, on the ones whose block without a gate holds an evidence
+    /// turn (the gate withholds an answer the block had), and their count.
+    pub answerable_held: (usize, usize),
     /// On adversarial questions (category 5: the event is the other
     /// speaker's), and their count.
     pub adversarial: (usize, usize),
@@ -604,6 +607,7 @@ pub fn abstention(
         .map(|(label, _)| GateRates {
             label: label.clone(),
             answerable: (0, 0),
+            answerable_held: (0, 0),
             adversarial: (0, 0),
             cross: (0, 0),
         })
@@ -627,14 +631,27 @@ pub fn abstention(
             })
             .chain(others.map(|q| (q, 2)));
         for (q, set) in sets {
-            for ((_, gate), r) in gates.iter().zip(rates.iter_mut()) {
-                let request = Request::new(q.text.clone(), at)
+            let request = |abstain: Abstain| {
+                Request::new(q.text.clone(), at)
                     .with_participants(c.speakers.clone())
                     .with_rules(Rules {
                         identity: Identity::None,
-                        abstain: *gate,
-                    });
-                let abstained = retrieve(&version, &request)?.abstained;
+                        abstain,
+                    })
+            };
+            let held = set == 0
+                && retrieve(&version, &request(Abstain::None))?
+                    .lines
+                    .iter()
+                    .filter_map(|l| store.turns_of.get(&l.fact))
+                    .flatten()
+                    .any(|d| q.evidence.contains(d));
+            for ((_, gate), r) in gates.iter().zip(rates.iter_mut()) {
+                let abstained = retrieve(&version, &request(*gate))?.abstained;
+                if held {
+                    r.answerable_held.0 += usize::from(abstained);
+                    r.answerable_held.1 += 1;
+                }
                 let tally = match set {
                     0 => &mut r.answerable,
                     1 => &mut r.adversarial,
@@ -657,14 +674,19 @@ pub fn abstention_markdown(rates: &[GateRates]) -> String {
          conversations' questions asked of each store. Target: at least 0.50 on unanswerable \
          requests and at most 0.05 on answerable ones; the paper's margin gate abstained on 95.0% \
          of unanswerable and 73.9% of answerable requests.\n\n\
-         | Gate | answerable (1–4) ↓ | adversarial (5) ↑ | other conversations ↑ |\n|---|---|---|---|\n",
+         of unanswerable and 73.9% of answerable requests. Evidence in block: the answerable \
+         requests whose block without a gate holds an evidence turn (an abstention there \
+         withholds an answer; elsewhere the block had none to give).\n\n\
+         | Gate | answerable (1–4) ↓ | answerable, evidence in block ↓ | adversarial (5) ↑ | other \
+         conversations ↑ |\n|---|---|---|---|---|\n",
     );
     for r in rates {
         let _ = writeln!(
             out,
-            "| {} | {:.3} | {:.3} | {:.3} |",
+            "| {} | {:.3} | {:.3} | {:.3} | {:.3} |",
             r.label,
             share(r.answerable),
+            share(r.answerable_held),
             share(r.adversarial),
             share(r.cross)
         );
@@ -672,8 +694,9 @@ pub fn abstention_markdown(rates: &[GateRates]) -> String {
     if let Some(r) = rates.first() {
         let _ = writeln!(
             out,
-            "\n{} answerable, {} adversarial and {} cross-conversation requests.",
-            r.answerable.1, r.adversarial.1, r.cross.1
+            "\n{} answerable ({} with evidence in block), {} adversarial and {} cross-conversation \
+             requests.",
+            r.answerable.1, r.answerable_held.1, r.adversarial.1, r.cross.1
         );
     }
     out
