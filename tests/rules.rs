@@ -2,10 +2,13 @@
 //! the public API, on a hand-built store of three people, two of whom share
 //! a first name.
 
+use std::sync::Arc;
+
 use pfm::config::{Config, MergeMode};
 use pfm::extract::EntityKind;
+use pfm::rank::Scored;
 use pfm::rules::identity::{TEMPERATURE, W_GRAPH, W_MEMBER, W_RECENCY};
-use pfm::rules::{Abstain, Identity, Resolution, Rules};
+use pfm::rules::{Abstain, Identity, Resolution, Rules, gate};
 use pfm::{Memory, Observation, Request};
 
 mod common;
@@ -375,6 +378,61 @@ fn an_address_or_a_question_is_not_support_for_whom_it_names() {
     assert!(asks(
         &m,
         "What did Ana make in her pottery class?",
+        Abstain::Auto
+    ));
+}
+
+#[test]
+fn a_block_that_says_far_more_of_another_person_is_not_support() {
+    let m = transcript(&[
+        "Ana: I painted a sunset over the lake for the art show, and it sold on opening night.",
+        "Ben: I went to a show downtown.",
+        "Ben: My brother plays bass in a jazz band.",
+    ]);
+    let support = |question: &str| {
+        let v = m.version();
+        let request = Request::new(question, day(9))
+            .with_participants(["Ana", "Ben"])
+            .with_rules(Rules {
+                identity: Identity::None,
+                abstain: Abstain::None,
+            });
+        let block = pfm::retrieve::retrieve(&v, &request).unwrap();
+        let lines: Vec<Scored> = block
+            .lines
+            .iter()
+            .map(|l| Scored {
+                fact: l.fact,
+                score: l.score,
+                body: Arc::clone(&v.timeline.get(l.fact).unwrap().body),
+            })
+            .collect();
+        let resolution =
+            Resolution::of(&v, question, &["Ana".to_owned(), "Ben".to_owned()], day(9));
+        gate::support(&v, question, &lines, &resolution).unwrap()
+    };
+    // Ben's show covers a little of the question; Ana's painting all of it:
+    // the threshold alone would pass, the swap margin does not.
+    let swapped = support("What did Ben paint for the art show?");
+    let named = swapped.named.unwrap();
+    assert!(named >= f64::from(gate::DEFAULT_COVERAGE), "{swapped:?}");
+    assert!(swapped.passes(f64::from(gate::DEFAULT_COVERAGE), f64::INFINITY));
+    assert!(named + gate::SWAP_MARGIN < swapped.other, "{swapped:?}");
+    assert!(asks(
+        &m,
+        "What did Ben paint for the art show?",
+        Abstain::Auto
+    ));
+    // Asked of the painter, it passes; so does a question Ben's own words
+    // answer as well as anyone's.
+    assert!(!asks(
+        &m,
+        "What did Ana paint for the art show?",
+        Abstain::Auto
+    ));
+    assert!(!asks(
+        &m,
+        "What instrument does Ben's brother play?",
         Abstain::Auto
     ));
 }

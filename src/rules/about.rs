@@ -23,9 +23,11 @@
 //! A question asserts nothing ("How was your race?" tells nothing of
 //! anyone's race), so questions are left out: their words support no one.
 //!
-//! On LoCoMo these rules move the coverage gate's abstention on adversarial
-//! questions (the event is the other speaker's) from 0.135 to 0.417 at the
-//! default threshold, with 0.042 on answerable ones (`eval/RESULTS.md`).
+//! On LoCoMo these rules moved the coverage gate's abstention on adversarial
+//! questions (the event is the other speaker's) from 0.135 to 0.417 at
+//! threshold 0.15, with 0.042 on answerable ones; reading the statements
+//! about anyone else as well (the gate's swap margin) takes the default to
+//! 0.507 and 0.046 (`eval/RESULTS.md`).
 //!
 //! The pronoun and greeting tables are English, as the stop words are.
 

@@ -12,10 +12,12 @@ use crate::index::IndexVersion;
 use crate::rank::Scored;
 use crate::text;
 
-/// The coverage gate's threshold for `"abstain": "auto"`: the largest on
-/// LoCoMo's curve (`eval/RESULTS.md`) that abstains on at most 5% of
-/// answerable questions.
-pub const DEFAULT_COVERAGE: f32 = 0.15;
+/// The coverage gate's threshold for `"abstain": "auto"`: with
+/// [`SWAP_MARGIN`], a pair on LoCoMo's grid (`eval/RESULTS.md`) that
+/// abstains on at most 5% of answerable questions and within 0.01 of the
+/// most any such pair abstains on adversarial ones (τ = 0.08 with margin
+/// 0.30: 0.049 and 0.511), with more room under the 5% (0.046 and 0.507).
+pub const DEFAULT_COVERAGE: f32 = 0.12;
 
 /// The slot gate: passes when the request asks for no slot the detector
 /// knows, or when one of the `retrieved` facts states the requested slot for
@@ -60,25 +62,12 @@ pub fn margin_passes(context: &str, shortlist: &[Scored], tau: f32) -> bool {
     3 * shared >= terms.len()
 }
 
-/// The coverage gate: passes when one of the `selected` facts supports the
-/// request. A fact supports it when
-/// 1. it names one of the people the request names (`resolution`: known
-///    names, an ambiguous mention by any of its candidates; and
-///    [`unseen_names`], names the store has never seen), if the request
-///    names anyone — a fact that matches only with the person swapped
-///    ("what did Ana realize after her race?" against Ben's race) is not
-///    support, nor is one about another person when the request's is
-///    someone the store knows nothing of; a name counts in the fact's
-///    entities or text, not in its participants (who were present is not
-///    who it is about), and in a turn labelled with its speaker, in the
-///    statements about them ([`about`]: in "Ana: Thanks, Ben! How was your
-///    race?" Ben is only addressed and the question asserts nothing); and
-/// 2. its text (in a labelled turn, those statements' text) carries at least `tau` of the request's other content terms,
-///    each weighted by its idf in the active corpus's text field, so a word
-///    the store never saw (often the sign of a question about something
-///    else) weighs most and a common one least.
-///
-/// A request without content terms passes only if a fact names its person.
+/// The coverage gate: passes when the `selected` facts support the request
+/// ([`support`]): one of them carries at least `tau` of the request's
+/// weighted content terms in what it says of the request's people, and no
+/// fact's statements about anyone else carry more than that by over
+/// [`SWAP_MARGIN`]. A request without content terms passes only if a fact
+/// names its person.
 pub fn coverage_passes(
     version: &IndexVersion,
     context: &str,
@@ -86,6 +75,65 @@ pub fn coverage_passes(
     resolution: &Resolution,
     tau: f32,
 ) -> bool {
+    support(version, context, selected, resolution)
+        .is_some_and(|s| s.passes(f64::from(tau), SWAP_MARGIN))
+}
+
+/// How far another person's statements may cover a request better than
+/// those about the request's own people before the coverage gate reads the
+/// request as asked of the wrong person: "what did Ana realize after her
+/// race?" over a block where Ben says much more about his race than anyone
+/// says about Ana's. Chosen with the threshold on LoCoMo's adversarial
+/// questions (the event is the other speaker's; see [`DEFAULT_COVERAGE`]);
+/// its curve and a split-half check of the choice are in
+/// `eval/RESULTS.md`.
+pub const SWAP_MARGIN: f64 = 0.35;
+
+/// How well a block supports a request: the best share of the request's
+/// weighted content terms that one fact carries in what it says of the
+/// request's people, and in what it says of anyone else.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Support {
+    /// Best share among the facts' statements about the request's people
+    /// (all of them, if it names no one); `None` when no fact says
+    /// anything about them.
+    pub named: Option<f64>,
+    /// Best share among the facts' statements about other people.
+    pub other: f64,
+}
+
+impl Support {
+    /// The coverage gate's decision at threshold `tau` and swap margin
+    /// `margin` ([`coverage_passes`]).
+    pub fn passes(&self, tau: f64, margin: f64) -> bool {
+        self.named
+            .is_some_and(|n| n >= tau && n + margin >= self.other)
+    }
+}
+
+/// The [`Support`] the `selected` facts give the request; `None` when the
+/// request has neither content terms nor people to look for.
+///
+/// A fact's statements are about the request's people when
+/// 1. it names one of the people the request names (`resolution`: known
+///    names, an ambiguous mention by any of its candidates; and
+///    [`unseen_names`], names the store has never seen) — a name counts in
+///    the fact's entities or text, not in its participants (who was
+///    present is not who it is about); and
+/// 2. in a turn labelled with its speaker, only the statements about them
+///    count ([`about`]: in "Ana: Thanks, Ben! How was your race?" Ben is
+///    only addressed and the question asserts nothing).
+///
+/// A request's content terms are weighted by their idf in the active
+/// corpus's text field, so a word the store never saw (often the sign of a
+/// question about something else) weighs most and a common one least.
+/// Terms are compared in their index form; names as written.
+pub fn support(
+    version: &IndexVersion,
+    context: &str,
+    selected: &[Scored],
+    resolution: &Resolution,
+) -> Option<Support> {
     let names: Vec<&str> = resolution
         .resolved
         .iter()
@@ -127,23 +175,24 @@ pub fn coverage_passes(
     };
     let weights: Vec<f64> = terms.iter().map(|t| idf(t)).collect();
     let total: f64 = weights.iter().sum();
-    selected.iter().any(|s| {
+    if total <= 0.0 && names.is_empty() {
+        return None;
+    }
+    let mut support = Support::default();
+    for s in selected {
         let body = &s.body;
         let sentences = about::sentences(body);
         let fact_norm;
         // The words that can support the request: in a labelled turn, those
         // of the sentences about one of its people; otherwise all of them,
-        // if the fact names one.
-        let words: Vec<&str> = match &sentences {
+        // if the fact names one. The rest are the other people's words.
+        let (words, others): (Vec<&str>, Vec<&str>) = match &sentences {
             Some(list) => {
-                let theirs: Vec<&about::Sentence> = list
-                    .iter()
-                    .filter(|x| names.is_empty() || x.people.iter().any(|p| names.contains(&&**p)))
-                    .collect();
-                if theirs.is_empty() {
-                    return false;
-                }
-                theirs.iter().flat_map(|x| text::tokens(&x.text)).collect()
+                let (theirs, rest): (Vec<&about::Sentence>, Vec<&about::Sentence>) =
+                    list.iter().partition(|x| {
+                        names.is_empty() || x.people.iter().any(|p| names.contains(&&**p))
+                    });
+                (sentence_words(&theirs), sentence_words(&rest))
             }
             None => {
                 fact_norm = text::normalize(&body.text);
@@ -152,24 +201,34 @@ pub fn coverage_passes(
                     || names.iter().zip(&runs).any(|(n, run)| {
                         body.entities.iter().any(|e| &**e == *n) || contains_run(&fact, run)
                     });
-                if !named {
-                    return false;
+                if named {
+                    (fact, Vec::new())
+                } else {
+                    (Vec::new(), fact)
                 }
-                fact
             }
         };
-        let fact_forms: Vec<Cow<str>> = words.iter().map(|t| params.index_form(t)).collect();
-        if total <= 0.0 {
-            return !names.is_empty();
+        let covered = |words: &[&str]| -> f64 {
+            let forms: Vec<Cow<str>> = words.iter().map(|t| params.index_form(t)).collect();
+            let shared: f64 = terms
+                .iter()
+                .zip(&weights)
+                .filter(|(t, _)| forms.contains(t))
+                .map(|(_, w)| w)
+                .sum();
+            shared / total
+        };
+        // With no content terms (the request names someone), a statement
+        // about them is whole support and one about anyone else none.
+        if !words.is_empty() {
+            let x = if total > 0.0 { covered(&words) } else { 1.0 };
+            support.named = Some(support.named.map_or(x, |n| n.max(x)));
         }
-        let shared: f64 = terms
-            .iter()
-            .zip(&weights)
-            .filter(|(t, _)| fact_forms.contains(t))
-            .map(|(_, w)| w)
-            .sum();
-        shared / total >= f64::from(tau)
-    })
+        if !others.is_empty() && total > 0.0 {
+            support.other = support.other.max(covered(&others));
+        }
+    }
+    Some(support)
 }
 
 /// Names the request writes that the store has never seen: words it
@@ -207,6 +266,14 @@ pub fn unseen_names(version: &IndexVersion, context: &str) -> Vec<String> {
         }
     }
     unseen
+}
+
+/// The tokens of `sentences`, in order.
+fn sentence_words<'a>(sentences: &[&'a about::Sentence]) -> Vec<&'a str> {
+    sentences
+        .iter()
+        .flat_map(|x| text::tokens(&x.text))
+        .collect()
 }
 
 /// Whether `run` occurs as consecutive tokens of `tokens`.

@@ -75,9 +75,10 @@ pub enum Abstain {
     /// 3, 5} in the paper).
     Margin(f32),
     /// Unless a selected fact supports the request (see
-    /// [`gate::coverage_passes`]): it names one of the people the request
-    /// names, if it names any, and carries at least this idf-weighted share
-    /// of the request's other content terms. Needs no schema.
+    /// [`gate::coverage_passes`]): what it says of the people the request
+    /// names, if it names any, carries at least this idf-weighted share of
+    /// the request's other content terms, and no fact says more of it about
+    /// someone else by over [`gate::SWAP_MARGIN`]. Needs no schema.
     Coverage(f32),
     /// [`Abstain::Coverage`] at [`gate::DEFAULT_COVERAGE`].
     Auto,

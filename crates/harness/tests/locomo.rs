@@ -142,3 +142,26 @@ fn abstention_counts_each_set_and_the_answers_a_gate_withholds() {
     assert_eq!(rates[1].answerable, (0, 2));
     assert_eq!(rates[2].answerable_held, (2, 2));
 }
+
+#[test]
+fn the_swap_grid_agrees_with_the_gate_it_reads() {
+    use pfm::rules::{Abstain, gate};
+    use pfm_harness::eval::swap;
+    let conversations = conversations();
+    let supports = swap::supports(&conversations, &Config::default()).unwrap();
+    // The same questions the abstention table asks of its own store.
+    assert_eq!(supports.iter().filter(|q| q.adversarial).count(), 1);
+    assert_eq!(supports.iter().filter(|q| !q.adversarial).count(), 2);
+    // At the defaults the grid's decision is the gate's.
+    let gates = [("auto".to_owned(), Abstain::Auto)];
+    let r = &locomo::abstention(&conversations, &gates, &Config::default()).unwrap()[0];
+    let share = |(a, n): (usize, usize)| a as f64 / n as f64;
+    let grid = swap::rates(
+        supports.iter(),
+        f64::from(gate::DEFAULT_COVERAGE),
+        gate::SWAP_MARGIN,
+    );
+    assert_eq!(grid, (share(r.answerable), share(r.adversarial)));
+    // A threshold above every share abstains on everything.
+    assert_eq!(swap::rates(supports.iter(), 1.1, f64::INFINITY), (1.0, 1.0));
+}

@@ -51,6 +51,7 @@ pub fn study(path: &Path) -> Result<String> {
     })?;
     let results = run(&conversations, &default_arms()?, &Config::default())?;
     let gates = abstention(&conversations, &default_gates(), &Config::default())?;
+    let supports = super::swap::supports(&conversations, &Config::default())?;
     let identities = [true, false]
         .into_iter()
         .map(|named| {
@@ -67,9 +68,10 @@ pub fn study(path: &Path) -> Result<String> {
         .flat_map(|c| c.turns.iter().map(|t| t.said.as_str()))
         .collect();
     Ok(format!(
-        "\n## LoCoMo — evidence recall on real conversations\n\n{}\n### Abstention without a schema\n\n{}\n### Identity by provenance: all ten conversations in one store\n\n{}\n### What the speculation gate reads on real turns\n\nEvery turn as said, read by the gate without a value (no turn is keyed today, so the gate acts on none; this is what it would do to keyed ones).\n\n{}",
+        "\n## LoCoMo — evidence recall on real conversations\n\n{}\n### Abstention without a schema\n\n{}\n### The coverage gate's threshold and swap margin\n\n{}\n### Identity by provenance: all ten conversations in one store\n\n{}\n### What the speculation gate reads on real turns\n\nEvery turn as said, read by the gate without a value (no turn is keyed today, so the gate acts on none; this is what it would do to keyed ones).\n\n{}",
         markdown(&results, &conversations),
         abstention_markdown(&gates),
+        super::swap::markdown(&supports, conversations.len()),
         identity_markdown(&identities[0], &identities[1]),
         super::speculation::real_text_markdown(&said)
     ))
@@ -583,10 +585,11 @@ pub struct GateRates {
 /// The gates of the abstention table: the coverage gate over its
 /// threshold, `auto`, and the paper's margin gate.
 pub fn default_gates() -> Vec<(String, Abstain)> {
-    let mut gates: Vec<(String, Abstain)> = [0.1f32, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.8]
-        .iter()
-        .map(|t| (format!("coverage {t}"), Abstain::Coverage(*t)))
-        .collect();
+    let mut gates: Vec<(String, Abstain)> =
+        [0.05f32, 0.1, 0.12, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.8]
+            .iter()
+            .map(|t| (format!("coverage {t}"), Abstain::Coverage(*t)))
+            .collect();
     gates.push(("auto (coverage default)".into(), Abstain::Auto));
     for t in [1.5f32, 5.0] {
         gates.push((format!("margin {t} (the paper's)"), Abstain::Margin(t)));
@@ -673,7 +676,6 @@ pub fn abstention_markdown(rates: &[GateRates]) -> String {
          LoCoMo's adversarial questions (the event is the other speaker's) and the other nine \
          conversations' questions asked of each store. Target: at least 0.50 on unanswerable \
          requests and at most 0.05 on answerable ones; the paper's margin gate abstained on 95.0% \
-         of unanswerable and 73.9% of answerable requests.\n\n\
          of unanswerable and 73.9% of answerable requests. Evidence in block: the answerable \
          requests whose block without a gate holds an evidence turn (an abstention there \
          withholds an answer; elsewhere the block had none to give).\n\n\

@@ -34,6 +34,7 @@ pub mod slices;
 pub mod speculation;
 pub mod stats;
 pub mod studies;
+pub mod swap;
 pub mod templates;
 
 use std::path::{Path, PathBuf};
