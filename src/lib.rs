@@ -82,6 +82,7 @@ pub mod index;
 pub mod ledger;
 pub mod limits;
 pub mod memory;
+pub mod names;
 pub mod pmap;
 pub mod rank;
 pub mod retrieve;

@@ -25,6 +25,7 @@ use crate::graph::{GraphWriter, NodeId, contribution};
 use crate::index::{CorpusWriter, DocInput, IndexVersion, Timeline};
 use crate::ledger::{AsOf, Change, Commit, Draft, Ledger, Outcome, names_of};
 use crate::limits::{MAX_NAMES, MAX_TEXT_BYTES, check_names};
+use crate::names::Names;
 use crate::retrieve::{Request, retrieve, retrieve_as_of};
 use crate::text;
 use crate::time::WallTime;
@@ -273,10 +274,16 @@ pub struct Memory {
     timeline: Timeline,
     version: Arc<IndexVersion>,
     journal: Journal,
+    /// Whether commits are written to `journal`: only a store a durable
+    /// copy follows takes it ([`Memory::keep_journal`]); elsewhere it would
+    /// only grow.
+    journaling: bool,
     /// The encoder and the facts' vectors, once one is attached.
     vectors: Option<VectorStore>,
     /// Embeddings of relation phrases, for soft key identity.
     phrases: soft_keys::PhraseCache,
+    /// The shared copy of every participant and entity name facts hold.
+    names: Names,
 }
 
 /// What commits wrote to the ledger since the journal was last taken: the
@@ -319,8 +326,10 @@ impl Memory {
             )),
             config,
             journal: Journal::default(),
+            journaling: false,
             vectors: None,
             phrases: soft_keys::PhraseCache::default(),
+            names: Names::default(),
         })
     }
 
@@ -401,6 +410,14 @@ impl Memory {
         committed_at: WallTime,
     ) -> Result<Self> {
         let mut memory = Memory::new(config)?;
+        let mut facts = facts;
+        // Decoded bodies are each their own (a body shared with another
+        // holder keeps its names).
+        for fact in &mut facts {
+            if let Some(body) = Arc::get_mut(&mut fact.body) {
+                memory.names.share(body);
+            }
+        }
         memory.ledger = Ledger::restore(&memory.config, facts, next_id, seq, committed_at)
             .map_err(Error::InvalidState)?;
         let mut changes = Vec::new();
@@ -426,10 +443,20 @@ impl Memory {
             memory.publish(seq);
         }
         memory.journal = Journal::default();
+        memory.journaling = true;
         Ok(memory)
     }
 
-    /// Takes what commits wrote since the last call.
+    /// Starts recording what commits write, for [`Memory::take_journal`]. A
+    /// store from [`Memory::restore`] records from the start; one from
+    /// [`Memory::new`] records nothing until this is called, so a store no
+    /// durable copy follows does not hold a row id per fact it ever wrote.
+    pub fn keep_journal(&mut self) {
+        self.journaling = true;
+    }
+
+    /// Takes what commits wrote since the last call (nothing unless the
+    /// store keeps a journal: see [`Memory::keep_journal`]).
     pub fn take_journal(&mut self) -> Journal {
         std::mem::take(&mut self.journal)
     }
@@ -547,7 +574,7 @@ impl Memory {
                     self.ledger.active_for_key(k).is_some()
                 });
         let mut entities = extraction.entities;
-        entities.extend(o.entities.iter().map(|e| Arc::from(name_key(e))));
+        entities.extend(o.entities.iter().map(|e| self.names.get(&name_key(e))));
         let targeted = match o.target {
             Some(t) => self
                 .ledger
@@ -676,7 +703,11 @@ impl Memory {
             text,
             normalized,
             entities,
-            participants: o.participants.iter().map(|p| Arc::from(p.trim())).collect(),
+            participants: o
+                .participants
+                .iter()
+                .map(|p| self.names.get(p.trim()))
+                .collect(),
             key,
             value,
             stated_at: o.at,
@@ -734,7 +765,9 @@ impl Memory {
     /// Applies a commit's changes to the gazetteer, graph and indexes, then
     /// publishes a new version if anything changed.
     fn apply(&mut self, commit: &Commit) {
-        self.journal.touched.extend(commit.touched.iter().copied());
+        if self.journaling {
+            self.journal.touched.extend(commit.touched.iter().copied());
+        }
         for id in &commit.touched {
             self.remember(*id);
         }
@@ -797,8 +830,10 @@ impl Memory {
                     }
                 }
                 Change::Erased(body) => {
-                    self.journal.touched.remove(&body.id);
-                    self.journal.erased.insert(body.id);
+                    if self.journaling {
+                        self.journal.touched.remove(&body.id);
+                        self.journal.erased.insert(body.id);
+                    }
                     self.timeline.erase(body.id);
                     self.active.remove(body.id);
                     if let Some(v) = &mut self.vectors {
@@ -1006,6 +1041,10 @@ impl Memory {
         if commit.changes.is_empty() {
             self.publish(self.ledger.seq());
         }
+        // The erased bodies' last holders (this commit, the version it
+        // replaced) are gone once no reader holds that version.
+        drop(commit);
+        self.names.forget_unused();
         Ok(erased)
     }
 

@@ -440,6 +440,7 @@ proptest! {
         let ordering = if event_time { ChainOrder::EventTime } else { ChainOrder::Arrival };
         let config = Config { ordering, merge: MergeMode::Inline, ..Config::default() };
         let mut m = Memory::new(config.clone()).unwrap();
+        m.keep_journal();
         for op in ops {
             let before = rows(&m);
             apply(&mut m, op)?;
@@ -911,4 +912,38 @@ proptest! {
             }
         }
     }
+}
+
+/// A store no durable copy follows holds no journal; one that keeps it
+/// (or was restored) records every write, erasures included.
+#[test]
+fn only_a_store_that_keeps_a_journal_records_one() {
+    let config = || Config {
+        merge: MergeMode::Inline,
+        ..Config::default()
+    };
+    let say = |m: &mut Memory| {
+        m.observe(Observation::new("The printer on floor 3 is fixed.", day(1)))
+            .unwrap()
+            .outcome
+            .fact()
+    };
+    let mut plain = Memory::new(config()).unwrap();
+    say(&mut plain);
+    assert_eq!(plain.take_journal(), pfm::memory::Journal::default());
+    let mut kept = Memory::new(config()).unwrap();
+    kept.keep_journal();
+    let id = say(&mut kept);
+    assert!(kept.take_journal().touched.contains(&id));
+    let l = kept.ledger();
+    let mut restored = Memory::restore(
+        config(),
+        l.facts().cloned().collect(),
+        l.next_id(),
+        l.seq(),
+        l.committed_at(),
+    )
+    .unwrap();
+    restored.forget(&Forget::Fact(id), day(2)).unwrap();
+    assert!(restored.take_journal().erased.contains(&id));
 }

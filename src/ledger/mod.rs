@@ -65,7 +65,7 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap;
 use smallvec::{SmallVec, smallvec};
 
-pub use admission::{Signature, is_value_token, text_hash};
+pub use admission::{Signature, Signatures, is_value_token, text_hash};
 pub use retire::Forget;
 pub use views::{AsOf, history_in, related_in};
 
@@ -411,7 +411,7 @@ pub struct Ledger {
     /// entity, so a collision costs a comparison, never a wrong merge).
     absorb_buckets: FxHashMap<u64, Ids>,
     /// Admission signature of every active fact.
-    signatures: FxHashMap<FactId, Signature>,
+    signatures: Signatures,
     /// Whether `signatures`, `active_by_hash` and `absorb_buckets` are
     /// built; when not, all three are empty. A restore leaves them unbuilt:
     /// only admission reads them, and a reopened store that only answers
@@ -461,7 +461,7 @@ impl Ledger {
             keys_by_entity: FxHashMap::default(),
             active_by_hash: FxHashMap::default(),
             absorb_buckets: FxHashMap::default(),
-            signatures: FxHashMap::default(),
+            signatures: Signatures::default(),
             admission_built: true,
             facts_by_name: FxHashMap::default(),
             pending_by_key: FxHashMap::default(),
@@ -804,7 +804,10 @@ impl Ledger {
                 if !self.fact(id).body.entities.contains(entity) {
                     continue;
                 }
-                let theirs = &self.signatures[&id];
+                let theirs = self
+                    .signatures
+                    .get(id)
+                    .expect("a fact in an absorption bucket is current and signed");
                 if self.admission.value_token_match && !sig.same_values(theirs) {
                     continue;
                 }
@@ -1203,7 +1206,7 @@ impl Ledger {
         {
             self.active_by_key.remove(key);
         }
-        let Some(sig) = self.signatures.remove(&id) else {
+        let Some(sig) = self.signatures.remove(id) else {
             return;
         };
         remove_from(&mut self.active_by_hash, &sig.text, id);

@@ -220,7 +220,7 @@ impl Ledger {
             if f.state.is_current() {
                 if self.admission_built {
                     let fresh = |s: &&admission::Signature| **s == super::signature_of(&f.body);
-                    let Some(signature) = self.signatures.get(&f.id()).filter(fresh) else {
+                    let Some(signature) = self.signatures.get(f.id()).filter(fresh) else {
                         return Err(format!("{} has no or a stale admission signature", f.id()));
                     };
                     expected_hash

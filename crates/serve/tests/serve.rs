@@ -27,6 +27,7 @@ fn memory() -> Memory {
         ..Config::default()
     })
     .unwrap();
+    m.keep_journal();
     m.observe(alex("The standup with Alex Rivera is moved to 9:30am.", 1))
         .unwrap();
     m.observe(Observation::new("The printer on floor 3 is fixed.", day(1)))
