@@ -50,6 +50,11 @@ pub struct ScaleArgs {
     /// models (`scripts/fetch-models`); the report adds `crossover.svg`.
     #[arg(long)]
     dense: bool,
+    /// How recency decays for the timed requests: fixed, span or off
+    /// (default: the store's, off). The scorer prunes on recency, so the
+    /// choice moves retrieval cost (`scale/README.md`).
+    #[arg(long)]
+    recency: Option<pfm::rank::Recency>,
     /// Internal: measure the one row given in this process and print it
     /// as JSON (the parent runs every row this way).
     #[arg(long, hide = true)]
@@ -70,6 +75,7 @@ impl ScaleArgs {
             let row = row.measure_here(
                 self.seed,
                 self.dense,
+                self.recency,
                 &MimallocProbe,
                 profiler.as_ref().map(|p| p as &dyn scale::Profiler),
             )?;
@@ -83,6 +89,7 @@ impl ScaleArgs {
             flamegraphs: self.flamegraphs,
             reference: self.reference,
             dense: self.dense,
+            recency: self.recency,
         };
         let exe = std::env::current_exe().context("locating the pfm binary")?;
         let json = self.json;

@@ -24,6 +24,7 @@ fn generated_and_file_corpora_give_the_same_blocks() {
         &NoProbe,
         None,
         false,
+        None,
     )
     .unwrap();
     assert_eq!(
@@ -59,6 +60,7 @@ fn generated_and_file_corpora_give_the_same_blocks() {
         &NoProbe,
         None,
         false,
+        None,
     )
     .unwrap();
     assert_eq!(from_files.vocabulary, "file");
@@ -75,6 +77,7 @@ fn generated_and_file_corpora_give_the_same_blocks() {
         &NoProbe,
         None,
         false,
+        None,
     );
     assert!(err.is_err());
     std::fs::remove_dir_all(&dir).unwrap();
@@ -90,7 +93,7 @@ fn synthetic_rows(specs: &[(u64, Vocabulary)], dense: bool) -> Vec<scale::Row> {
                 seed: 7,
                 vocabulary,
             };
-            scale::measure(corpus, &NoProbe, None, dense).unwrap()
+            scale::measure(corpus, &NoProbe, None, dense, None).unwrap()
         })
         .collect()
 }
@@ -213,6 +216,7 @@ fn a_reference_engine_is_timed_on_the_rows_own_files() {
         &NoProbe,
         None,
         false,
+        None,
     )
     .unwrap();
     row.reference = Some(got);
@@ -245,4 +249,21 @@ fn a_reference_engine_is_timed_on_the_rows_own_files() {
     let missing = scale::reference::run(&dir.join("no-such-engine"), &facts, &queries);
     assert!(missing.is_err());
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_row_times_the_recency_it_was_asked_for_and_says_so() {
+    use pfm::rank::Recency;
+    let corpus = || Corpus::Synthetic {
+        n: 300,
+        seed: 7,
+        vocabulary: Vocabulary::Narrow,
+    };
+    let default = scale::measure(corpus(), &NoProbe, None, false, None).unwrap();
+    let fixed = scale::measure(corpus(), &NoProbe, None, false, Some(Recency::Fixed)).unwrap();
+    assert_eq!(default.recency, None);
+    assert_eq!(fixed.recency, Some(Recency::Fixed));
+    // The row's JSON carries it, so a report can tell the runs apart.
+    let json = serde_json::to_string(&fixed).unwrap();
+    assert!(json.contains("\"recency\":\"fixed\""), "{json}");
 }

@@ -40,6 +40,7 @@ use serde::{Deserialize, Serialize};
 use pfm::config::Config;
 use pfm::error::{Error, Result};
 use pfm::memory::{Memory, Observation};
+use pfm::rank::Recency;
 use pfm::rank::Scratch;
 use pfm::retrieve::retrieve_with;
 use pfm::time::WallTime;
@@ -98,6 +99,10 @@ pub struct Row {
     /// The dense and hybrid arms on the same store (`pfm scale --dense`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dense: Option<dense::DenseRow>,
+    /// The recency the timed requests asked for (`pfm scale --recency`);
+    /// absent: the store's default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recency: Option<Recency>,
 }
 
 /// What a reference engine reports for one row: the keys of [`Row`] it
@@ -166,11 +171,14 @@ pub enum Corpus {
 /// With `dense`, the store is built with fact vectors (see
 /// [`dense`](mod@dense); `add_us` then includes storing them, not the
 /// model) and the dense and hybrid arms are timed after the lexical one.
+/// With `recency`, the timed requests ask for it instead of the store's
+/// default ([`pfm::rank::Recency::Off`]).
 pub fn measure(
     corpus: Corpus,
     probe: &dyn MemoryProbe,
     profiler: Option<&dyn Profiler>,
     dense: bool,
+    recency: Option<Recency>,
 ) -> Result<Row> {
     let (facts, queries, vocabulary) = match corpus {
         Corpus::Synthetic {
@@ -215,7 +223,13 @@ pub fn measure(
     drop(facts);
 
     let version = memory.version();
-    let requests: Vec<_> = queries.iter().map(SynthQuery::request).collect();
+    let requests: Vec<_> = queries
+        .iter()
+        .map(|q| match recency {
+            Some(r) => q.request().with_recency(r),
+            None => q.request(),
+        })
+        .collect();
     let mut scratch = Scratch::default();
     for r in &requests[..WARM_UP] {
         retrieve_with(&version, r, &mut scratch)?;
@@ -288,6 +302,7 @@ pub fn measure(
         build_s: build_time.as_secs_f64(),
         reference: None,
         dense,
+        recency,
     })
 }
 

@@ -9,6 +9,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use pfm::error::{Error, Result};
+use pfm::rank::Recency;
 use pfm_synth::Vocabulary;
 
 use super::{Corpus, MAX_SIZE, MemoryProbe, Profiler, Reference, Row, measure, reference, report};
@@ -86,6 +87,7 @@ impl RowSpec {
         self,
         seed: u64,
         dense: bool,
+        recency: Option<Recency>,
         probe: &dyn MemoryProbe,
         profiler: Option<&dyn Profiler>,
     ) -> Result<Row> {
@@ -100,7 +102,7 @@ impl RowSpec {
                 queries: pfm_synth::read_queries(&queries)?,
             },
         };
-        measure(corpus, probe, profiler, dense)
+        measure(corpus, probe, profiler, dense, recency)
     }
 
     /// Times the reference engine on this row's data: the files themselves,
@@ -135,6 +137,9 @@ pub struct ScaleRun {
     pub reference: Option<PathBuf>,
     /// Also time the dense and hybrid arms (`--dense`).
     pub dense: bool,
+    /// The recency the timed requests ask for (`--recency`); `None`: the
+    /// store's default.
+    pub recency: Option<Recency>,
 }
 
 /// A finished `pfm scale` run, its folder written.
@@ -169,6 +174,9 @@ pub fn run(run: &ScaleRun, exe: &Path, on_row: &dyn Fn(&Row)) -> Result<Finished
             .args(row.args(run.seed, run.dense));
         if let Some(dir) = &run.flamegraphs {
             cmd.arg("--flamegraphs").arg(dir);
+        }
+        if let Some(r) = run.recency {
+            cmd.arg("--recency").arg(r.name());
         }
         let output = cmd
             .stderr(Stdio::inherit())
