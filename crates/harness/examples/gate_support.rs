@@ -10,15 +10,14 @@
 //! answerable ones (1–4), those it abstains on, with their block and
 //! whether the block held an evidence turn. It ends with the counts.
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use pfm::config::Config;
 use pfm::error::{Error, Result};
 use pfm::rank::Scored;
-use pfm::retrieve::{Request, retrieve};
+use pfm::rules::gate;
 use pfm::rules::identity::Resolution;
-use pfm::rules::{Abstain, Identity, Rules, gate};
 use pfm_harness::eval::locomo::{build, load};
+use pfm_harness::eval::swap;
 
 fn main() -> Result<()> {
     let mut args = std::env::args().skip(1);
@@ -45,26 +44,8 @@ fn main() -> Result<()> {
             .filter(|q| q.category == category && (adversarial || !q.evidence.is_empty()));
         for q in questions {
             asked += 1;
-            let request = Request::new(q.text.clone(), at)
-                .with_participants(c.speakers.clone())
-                .with_rules(Rules {
-                    identity: Identity::None,
-                    abstain: Abstain::None,
-                });
-            let block = retrieve(&version, &request)?;
+            let (block, lines) = swap::ungated(&version, c, q)?;
             let resolution = Resolution::of(&version, &q.text, &c.speakers, at);
-            let lines: Vec<Scored> = block
-                .lines
-                .iter()
-                .filter_map(|l| {
-                    let fact = version.timeline.get(l.fact)?;
-                    Some(Scored {
-                        fact: l.fact,
-                        score: l.score,
-                        body: Arc::clone(&fact.body),
-                    })
-                })
-                .collect();
             let supports: Vec<&Scored> = lines
                 .iter()
                 .filter(|s| {

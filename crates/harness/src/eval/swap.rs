@@ -15,15 +15,17 @@
 use std::fmt::Write as _;
 use std::sync::Arc;
 
+use pfm::block::Block;
 use pfm::config::Config;
 use pfm::error::Result;
+use pfm::index::IndexVersion;
 use pfm::rank::Scored;
 use pfm::retrieve::{Request, retrieve};
 use pfm::rules::gate::{self, Support};
 use pfm::rules::identity::Resolution;
 use pfm::rules::{Abstain, Identity, Rules};
 
-use super::locomo::{Conversation, build};
+use super::locomo::{Conversation, Question, build};
 
 /// One question's support by its ungated block.
 #[derive(Clone, Debug)]
@@ -47,25 +49,7 @@ pub fn supports(conversations: &[Conversation], config: &Config) -> Result<Vec<S
             q.category == 5 || ((1..=4).contains(&q.category) && !q.evidence.is_empty())
         });
         for q in asked {
-            let request = Request::new(q.text.clone(), at)
-                .with_participants(c.speakers.clone())
-                .with_rules(Rules {
-                    identity: Identity::None,
-                    abstain: Abstain::None,
-                });
-            let block = retrieve(&version, &request)?;
-            let lines: Vec<Scored> = block
-                .lines
-                .iter()
-                .filter_map(|l| {
-                    let fact = version.timeline.get(l.fact)?;
-                    Some(Scored {
-                        fact: l.fact,
-                        score: l.score,
-                        body: Arc::clone(&fact.body),
-                    })
-                })
-                .collect();
+            let (_, lines) = ungated(&version, c, q)?;
             let resolution = Resolution::of(&version, &q.text, &c.speakers, at);
             out.push(Supported {
                 conversation: i,
@@ -75,6 +59,35 @@ pub fn supports(conversations: &[Conversation], config: &Config) -> Result<Vec<S
         }
     }
     Ok(out)
+}
+
+/// Asks `question` of conversation `c`'s store at the defaults with no
+/// gate: the block, and its lines as the scored facts a gate reads.
+pub fn ungated(
+    version: &IndexVersion,
+    c: &Conversation,
+    question: &Question,
+) -> Result<(Block, Vec<Scored>)> {
+    let request = Request::new(question.text.clone(), c.asked_at())
+        .with_participants(c.speakers.clone())
+        .with_rules(Rules {
+            identity: Identity::None,
+            abstain: Abstain::None,
+        });
+    let block = retrieve(version, &request)?;
+    let lines = block
+        .lines
+        .iter()
+        .filter_map(|l| {
+            let fact = version.timeline.get(l.fact)?;
+            Some(Scored {
+                fact: l.fact,
+                score: l.score,
+                body: Arc::clone(&fact.body),
+            })
+        })
+        .collect();
+    Ok((block, lines))
 }
 
 /// Abstention rates (answerable, adversarial) of the gate at `tau` and

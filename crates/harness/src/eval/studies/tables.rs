@@ -292,8 +292,9 @@ pub fn markdown(w: &mut String, s: &Studies) {
         "\n## Table 3 — identity resolution and abstention (keyed PFM, B = 800)\n\n\
          Main benchmark: the 1,200 requests above. Third party: requests on chains whose facts \
          another person told (participants slice). Hard slice: 120 answerable same-name requests \
-         (clean) and 60 unanswerable room requests (abstained). Margin gate at τ = {}; slot gate at \
-         τ = {}; coverage gate (`\"abstain\": \"auto\"`, not in the paper) at τ = {}.\n",
+         (clean) and 60 unanswerable room requests (abstained). Margin gate at τ = {}, under the \
+         paper's fixed recency (its threshold reads the score spread recency makes; here and in \
+         Appendix D); slot gate at τ = {}; coverage gate (`\"abstain\": \"auto\"`, not in the paper) at τ = {}.\n",
         super::MARGIN_TAU,
         super::SLOT_TAU,
         pfm::rules::gate::DEFAULT_COVERAGE
