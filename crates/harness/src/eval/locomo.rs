@@ -592,7 +592,10 @@ pub fn default_gates() -> Vec<(String, Abstain)> {
             .collect();
     gates.push(("auto (coverage default)".into(), Abstain::Auto));
     for t in [1.5f32, 5.0] {
-        gates.push((format!("margin {t} (the paper's)"), Abstain::Margin(t)));
+        gates.push((
+            format!("margin {t} (the paper's, fixed recency)"),
+            Abstain::Margin(t),
+        ));
     }
     gates
 }
@@ -634,13 +637,19 @@ pub fn abstention(
             })
             .chain(others.map(|q| (q, 2)));
         for (q, set) in sets {
+            // The paper's margin gate under the paper's fixed recency, as
+            // in Table 3 (its threshold reads the spread recency makes).
             let request = |abstain: Abstain| {
-                Request::new(q.text.clone(), at)
+                let request = Request::new(q.text.clone(), at)
                     .with_participants(c.speakers.clone())
                     .with_rules(Rules {
                         identity: Identity::None,
                         abstain,
-                    })
+                    });
+                match abstain {
+                    Abstain::Margin(_) => request.with_recency(Recency::Fixed),
+                    _ => request,
+                }
             };
             let held = set == 0
                 && retrieve(&version, &request(Abstain::None))?
