@@ -127,6 +127,13 @@ pub struct Question {
     pub category: u8,
 }
 
+impl Question {
+    /// Whether it is answerable and scored: categories 1–4, with evidence.
+    pub fn answerable(&self) -> bool {
+        (1..=4).contains(&self.category) && !self.evidence.is_empty()
+    }
+}
+
 impl Conversation {
     /// When its questions are asked: a day after its last turn.
     pub fn asked_at(&self) -> WallTime {
@@ -618,7 +625,7 @@ pub fn abstention(
             cross: (0, 0),
         })
         .collect();
-    let answerable = |q: &&Question| (1..=4).contains(&q.category) && !q.evidence.is_empty();
+    let answerable = |q: &&Question| q.answerable();
     for (i, c) in conversations.iter().enumerate() {
         let store = build(c, config.clone(), None)?;
         let version = store.memory.version();
@@ -637,8 +644,6 @@ pub fn abstention(
             })
             .chain(others.map(|q| (q, 2)));
         for (q, set) in sets {
-            // The paper's margin gate under the paper's fixed recency, as
-            // in Table 3 (its threshold reads the spread recency makes).
             let request = |abstain: Abstain| {
                 let request = Request::new(q.text.clone(), at)
                     .with_participants(c.speakers.clone())
@@ -646,10 +651,7 @@ pub fn abstention(
                         identity: Identity::None,
                         abstain,
                     });
-                match abstain {
-                    Abstain::Margin(_) => request.with_recency(Recency::Fixed),
-                    _ => request,
-                }
+                super::as_the_paper_gates(request, abstain)
             };
             let held = set == 0
                 && retrieve(&version, &request(Abstain::None))?
@@ -810,11 +812,7 @@ pub fn identity(
         })
         .collect();
     for (ci, c) in conversations.iter().enumerate() {
-        for q in c
-            .questions
-            .iter()
-            .filter(|q| (1..=4).contains(&q.category) && !q.evidence.is_empty())
-        {
+        for q in c.questions.iter().filter(|q| q.answerable()) {
             for ((_, rule), row) in rules.iter().zip(rows.iter_mut()) {
                 let request = Request::new(q.text.clone(), at)
                     .with_participants(c.speakers.clone())

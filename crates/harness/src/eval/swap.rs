@@ -45,9 +45,10 @@ pub fn supports(conversations: &[Conversation], config: &Config) -> Result<Vec<S
         let store = build(c, config.clone(), None)?;
         let version = store.memory.version();
         let at = c.asked_at();
-        let asked = c.questions.iter().filter(|q| {
-            q.category == 5 || ((1..=4).contains(&q.category) && !q.evidence.is_empty())
-        });
+        let asked = c
+            .questions
+            .iter()
+            .filter(|q| q.category == 5 || q.answerable());
         for q in asked {
             let (_, lines) = ungated(&version, c, q)?;
             let resolution = Resolution::of(&version, &q.text, &c.speakers, at);

@@ -364,12 +364,8 @@ fn seed_studies(seed: u64, people: usize) -> Result<Vec<(String, Vec<Judgement>)
     Ok(out)
 }
 
-/// Judges every query of `instance` against `built` (k = 6, B = 800).
-/// The paper's margin gate is judged under the paper's fixed recency: its
-/// threshold compares the top score with the shortlist's mean, a spread
-/// recency makes, so under the default (no recency) the same τ is another
-/// gate (at τ = 2 it abstained on 0.001 of the main benchmark's requests,
-/// against 0.067 with recency and the paper's 0.158).
+/// Judges every query of `instance` against `built` (k = 6, B = 800), the
+/// paper's margin gate as the paper ran it ([`super::as_the_paper_gates`]).
 fn judge_all(
     instance: &Instance,
     built: &Built,
@@ -378,7 +374,6 @@ fn judge_all(
     cases: Option<&[Case]>,
 ) -> Result<Vec<Judgement>> {
     let version = built.memory.version();
-    let margin = matches!(rules.abstain, Abstain::Margin(_));
     instance
         .queries
         .iter()
@@ -390,11 +385,7 @@ fn judge_all(
                 .with_budget(BUDGETS[0])
                 .with_ranker(ranker.clone())
                 .with_rules(rules);
-            let request = if margin {
-                request.with_recency(Recency::Fixed)
-            } else {
-                request
-            };
+            let request = super::as_the_paper_gates(request, rules.abstain);
             let block = retrieve(&version, &request)?;
             Ok(Judgement {
                 scenario: String::new(),
