@@ -24,6 +24,9 @@ pub struct TermCursor<'s> {
     pub postings: &'s [Posting],
     /// The most the term adds to one document's BM25F in this segment.
     pub upper_bound: f32,
+    /// Its largest merged frequency `Σ α_F · tf_F` in this segment, from the
+    /// largest frequency in each field (at least any posting's).
+    pub tf_max: f32,
     /// Its bitmap, when the term is dense in the segment.
     bitmap: Option<Bitmap<'s>>,
     /// Where its postings start among the segment's: chunks are numbered
@@ -33,13 +36,15 @@ pub struct TermCursor<'s> {
 
 impl<'s> TermCursor<'s> {
     /// The cursor of term id `term` of `segment`, whose contribution to one
-    /// document is at most `upper_bound`.
-    pub fn new(segment: &'s Segment, term: u32, upper_bound: f32) -> Self {
+    /// document is at most `upper_bound` and merged frequency at most
+    /// `tf_max`.
+    pub fn new(segment: &'s Segment, term: u32, upper_bound: f32, tf_max: f32) -> Self {
         TermCursor {
             segment,
             term,
             postings: segment.postings(term),
             upper_bound,
+            tf_max,
             bitmap: segment.bitmap(term),
             first: segment.postings_start(term),
         }
@@ -136,6 +141,18 @@ impl<'g, 's> Remaining<'g, 's> {
         self.0.iter().flatten().map(|c| c.upper_bound).sum()
     }
 
+    /// `first`, then each of these terms' upper bound added in term order, as
+    /// a score adds its terms: with `first` at least a document's partial
+    /// score, at least its score over these terms in floating point too
+    /// (each addition is monotone), with no margin.
+    #[inline]
+    pub fn bound_after(self, first: f32) -> f32 {
+        self.0
+            .iter()
+            .flatten()
+            .fold(first, |sum, c| sum + c.upper_bound)
+    }
+
     /// The most these terms can add to document `doc`: [`Remaining::bound`]
     /// less the terms whose bitmap says `doc` lacks them.
     #[inline]
@@ -165,8 +182,8 @@ mod tests {
         let seg = segment();
         let common = seg.term("common").unwrap();
         let rare = seg.term("rare").unwrap();
-        let dense = TermCursor::new(&seg, common, 1.5);
-        let sparse = TermCursor::new(&seg, rare, 4.0);
+        let dense = TermCursor::new(&seg, common, 1.5, 1.0);
+        let sparse = TermCursor::new(&seg, rare, 4.0, 1.0);
         assert_eq!(dense.postings.len(), 150);
         assert_eq!(sparse.postings.len(), 2);
         for d in 0..seg.len() as u32 {
@@ -183,7 +200,7 @@ mod tests {
     fn chunks_bound_every_posting_and_start_inside_the_list() {
         let seg = segment();
         for term in 0..seg.term_count() as u32 {
-            let cursor = TermCursor::new(&seg, term, 1.0);
+            let cursor = TermCursor::new(&seg, term, 1.0, 1.0);
             for (i, p) in cursor.postings.iter().enumerate() {
                 let chunk = cursor.chunk_of(i);
                 assert!(seg.record(p.doc).recency <= cursor.chunk_recency(chunk));
@@ -207,8 +224,8 @@ mod tests {
         // Term 0: rare, in view 0; term 1: common, in view 1; term 2:
         // common, in view 0.
         let grid = CursorGrid::build(2, 3, |view, term| match (view, term) {
-            (0, 0) => Some(TermCursor::new(&seg, rare, 4.0)),
-            (1, 1) | (0, 2) => Some(TermCursor::new(&seg, common, 1.5)),
+            (0, 0) => Some(TermCursor::new(&seg, rare, 4.0, 1.0)),
+            (1, 1) | (0, 2) => Some(TermCursor::new(&seg, common, 1.5, 1.0)),
             _ => None,
         });
         assert_eq!(grid.terms(), 3);

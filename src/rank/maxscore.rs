@@ -27,6 +27,18 @@
 //! records prefetched, to set a cutoff close to the final one; stores whose
 //! records fit in cache skip that and finish candidates in one pass.
 //!
+//! Without a recency factor, many documents can only tie: the same terms,
+//! length and factor give the same score, bit for bit, and a tie goes to the
+//! newer fact. A bound with a margin can never rule a tie out, so each would
+//! be finished from its record. Instead, with no recency, the stream also
+//! bounds with no margin ([`Plan::attainable`], and per list the upper
+//! bounds added in term order times [`Plan::exact_factor`]): every step of
+//! the score is monotone in floating point, so such a bound is never below
+//! the score and equals it for a document that reaches every maximum. A
+//! document whose exact bound neither beats the floor nor ties it with a
+//! newer fact is passed over unread, and since lists are read newest first,
+//! once the list's own bound fails so does every older posting of it.
+//!
 //! Every document adds its term contributions in the same order
 //! (descending weight, then term) whether pruned or not, and its factor is
 //! computed by one function ([`Plan::factor`]), so the pruned top-n is
@@ -85,6 +97,9 @@ pub(super) struct ViewBound {
     factor_base: f32,
     /// The largest factor, with margin.
     factor_max: f32,
+    /// With no recency factor, the largest factor with no margin
+    /// ([`Plan::exact_factor`]).
+    factor_exact: Option<f32>,
     /// Whether its lists are still read (false once no unseen document of
     /// the segment can reach the cutoff).
     open: bool,
@@ -171,6 +186,7 @@ impl MaxScore<'_, '_> {
             ViewBound {
                 factor_base,
                 factor_max: factor_base * plan.recency(view.segment.max_rec()),
+                factor_exact: plan.exact_factor(&view.segment, strongest),
                 open: true,
             }
         }));
@@ -368,6 +384,12 @@ impl MaxScore<'_, '_> {
             scratch.complete_here.sort_unstable_by(|a, b| b.cmp(a));
             let later = self.cursors.remaining(v, term + 1..terms);
             let best_rest = later.bound();
+            // Without recency, the most any document of the list can score,
+            // with no margin: once it cannot beat the floor, nor tie it with
+            // a newer fact, no older posting of the list can either.
+            let exact_best = scratch.view_bounds[v]
+                .factor_exact
+                .map(|factor| later.bound_after(cursor.upper_bound) * factor);
             let mut next_complete = 0;
             let mut current_chunk = None;
             let mut i = cursor.postings.len();
@@ -387,6 +409,11 @@ impl MaxScore<'_, '_> {
                     }
                 }
                 let posting = cursor.postings[i];
+                if let Some(best) = exact_best
+                    && !scratch.top.admits(best, || segment.fact_id(posting.doc))
+                {
+                    break;
+                }
                 let complete_here = &scratch.complete_here;
                 while next_complete < complete_here.len()
                     && complete_here[next_complete] > posting.doc
@@ -413,6 +440,16 @@ impl MaxScore<'_, '_> {
                 let c = plan.contribution(plan.weights[term], segment, posting.doc, posting.tf);
                 if c == 0.0 {
                     continue;
+                }
+                // Without recency, many documents can only tie the floor
+                // (the same terms, length and factor); a tie goes to the
+                // newer fact, so an exact bound settles it without the
+                // record.
+                if let Some(factor) = scratch.view_bounds[v].factor_exact {
+                    let best = plan.attainable(segment, posting.doc, c, term + 1, later, factor);
+                    if !scratch.top.admits(best, || segment.fact_id(posting.doc)) {
+                        continue;
+                    }
                 }
                 scratch.partials[view.base as usize + posting.doc as usize] = Partial::COMPLETE;
                 scratch.reached.push(Reached {

@@ -5,7 +5,7 @@
 //! pruned and the exhaustive walk so both compute bit-identical scores.
 
 use super::Ranker;
-use super::cursor::{CursorGrid, TermCursor};
+use super::cursor::{CursorGrid, Remaining, TermCursor};
 use crate::config::ScoreParams;
 use crate::graph::NodeId;
 use crate::index::SegmentView;
@@ -88,6 +88,7 @@ impl Plan<'_> {
                     segment,
                     id,
                     self.upper_bound(self.weights[term], segment, id),
+                    merged_tf(self.field_weights, segment.max_tf(id)),
                 )
             })
         })
@@ -112,6 +113,13 @@ impl Plan<'_> {
         }
     }
 
+    /// BM25's length normalization `K = k1 (1 - b + b · dl / avgdl)` of a
+    /// document of BM25F length `dl`.
+    #[inline]
+    fn norm(&self, dl: f32) -> f32 {
+        self.norm_base + self.norm_per_len * dl
+    }
+
     /// A term of weight `weight`'s BM25F contribution to a document where it
     /// has per-field frequencies `tf` (0 when the ranker ignores those
     /// fields).
@@ -121,20 +129,57 @@ impl Plan<'_> {
         if tf == 0.0 {
             return 0.0;
         }
-        weight * tf / (tf + self.norm_base + self.norm_per_len * self.doc_len(segment, doc))
+        saturate(weight, tf, self.norm(self.doc_len(segment, doc)))
     }
 
-    /// Largest contribution a term can make in a segment. `tf / (tf +
-    /// norm_base + norm_per_len · dl)` grows with `tf` and shrinks with `dl`;
-    /// every document of the term has `tf <= tf_max` and a length of at
-    /// least both its merged frequency and the term's smallest field lengths.
+    /// With no recency factor ([`Plan::exact_factor`]), the most document
+    /// `doc` can score in full given its exact partial sum `partial` over
+    /// terms `..from`: each term of `later` (terms `from..`) that its bitmap
+    /// allows, at the term's largest frequency in the segment and the
+    /// document's own length, added in term order as the full score adds
+    /// them, times `factor`. Every step is monotone in floating point (see
+    /// [`saturate`]; `merged_tf` only adds and multiplies non-negative
+    /// numbers), so this is never below the document's score and equals it,
+    /// bit for bit, for a document that attains every maximum: no margin is
+    /// needed, so a tie can be told from a win.
+    #[inline]
+    pub fn attainable(
+        &self,
+        segment: &Segment,
+        doc: u32,
+        partial: f32,
+        from: usize,
+        later: Remaining<'_, '_>,
+        factor: f32,
+    ) -> f32 {
+        let norm = self.norm(self.doc_len(segment, doc));
+        let mut score = partial;
+        for (term, cursor) in (from..).zip(later.cursors()) {
+            if let Some(cursor) = cursor
+                && cursor.may_contain(doc)
+                && cursor.tf_max > 0.0
+            {
+                score += saturate(self.weights[term], cursor.tf_max, norm);
+            }
+        }
+        score * factor
+    }
+
+    /// Largest contribution a term can make in a segment: every document of
+    /// the term has merged frequency at most `tf_max` (from the largest
+    /// frequency in each field) and a length of at least the term's smallest
+    /// field lengths, and the contribution never falls as the frequency
+    /// grows nor rises as the length grows — in floating point too (see
+    /// [`saturate`]), so the bound needs no margin. (A length is also at
+    /// least the document's own frequency, but a bound that used that would
+    /// rest on arithmetic that is only monotone in exact numbers.)
     fn upper_bound(&self, weight: f32, segment: &Segment, term: u32) -> f32 {
         let tf_max = merged_tf(self.field_weights, segment.max_tf(term));
         if tf_max == 0.0 {
             return 0.0;
         }
-        let len_min = doc_len(self.field_weights, segment.min_lens(term)).max(tf_max);
-        weight * tf_max / (tf_max + self.norm_base + self.norm_per_len * len_min)
+        let len_min = doc_len(self.field_weights, segment.min_lens(term));
+        saturate(weight, tf_max, self.norm(len_min))
     }
 
     /// The product of a document's recency, usage and association factors;
@@ -153,7 +198,9 @@ impl Plan<'_> {
             let usage = segment.use_lin()[doc as usize];
             if usage > 0.0 {
                 let usage = (usage * self.usage_now) as f32;
-                factor *= 1.0 + params.usage_weight * usage / (1.0 + usage);
+                // `usage / (1 + usage)` rounds to at most 1, so the term is
+                // at most `max_factor`'s `1 + η` in floating point too.
+                factor *= 1.0 + params.usage_weight * (usage / (1.0 + usage));
             }
         }
         if ranker.graph {
@@ -172,12 +219,19 @@ impl Plan<'_> {
         factor
     }
 
+    /// The exponent of the recency factor, `None` when there is none (the
+    /// request's recency is off, or the ranker ignores recency).
+    #[inline]
+    fn recency_power(&self) -> Option<f64> {
+        self.recency_power.filter(|_| self.ranker.recency)
+    }
+
     /// The recency factor of anchored recency `recency` (1 when the ranker
     /// ignores recency). It never decreases as `recency` grows, so at the
     /// largest of a block, chunk or segment it bounds all of their documents.
     #[inline]
     pub fn recency(&self, recency: f64) -> f32 {
-        let Some(power) = self.recency_power.filter(|_| self.ranker.recency) else {
+        let Some(power) = self.recency_power() else {
             return 1.0;
         };
         let floor = self.params.recency_floor;
@@ -189,6 +243,18 @@ impl Plan<'_> {
             decayed.powf(power)
         };
         floor + (1.0 - floor) * decayed as f32
+    }
+
+    /// When the ranker multiplies no recency factor: the largest factor a
+    /// document of the segment can have, with no margin. It multiplies the
+    /// same terms in the same order as [`Plan::factor`], each at least the
+    /// document's, so it is never below any document's factor in floating
+    /// point, and equal to that of a document with the largest of each.
+    /// `None` with recency, whose `powf` is not promised to be monotone.
+    pub fn exact_factor(&self, segment: &Segment, strongest_activation: f32) -> Option<f32> {
+        self.recency_power()
+            .is_none()
+            .then(|| self.max_factor(segment, strongest_activation))
     }
 
     /// The largest factor a document of the segment can have, given the
@@ -203,5 +269,45 @@ impl Plan<'_> {
             factor *= 1.0 + params.graph_weight * strongest_activation;
         }
         factor
+    }
+}
+
+/// `W · tf / (tf + K)`, written as `W / (1 + K / tf)` so that in floating
+/// point it never decreases as `tf` grows and never increases as `K` grows:
+/// `K / tf` rounds no lower for a smaller `tf` or a larger `K`, and adding 1
+/// and dividing `W` by the sum each keep that order. (`W · tf / (tf + K)`
+/// rounds its numerator and denominator apart, so a larger `tf` can come out
+/// an ulp lower.) [`Plan::upper_bound`] and [`Plan::attainable`] rest on it.
+#[inline]
+fn saturate(weight: f32, tf: f32, norm: f32) -> f32 {
+    weight / (1.0 + norm / tf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::saturate;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// What the bounds rest on: a larger (or equal) frequency never
+        /// rounds to a smaller contribution, nor a larger normalization to a
+        /// larger one, however close the two are.
+        #[test]
+        fn saturation_is_monotone_in_floating_point(
+            weight in 0.01f32..100.0,
+            norm in 0.0f32..1e4,
+            tf in 0.01f32..2000.0,
+            ulps in 0u32..4,
+            wider in 0.0f32..10.0,
+        ) {
+            let next = f32::from_bits(tf.to_bits() + ulps);
+            for larger in [next, next + wider] {
+                prop_assert!(saturate(weight, tf, norm) <= saturate(weight, larger, norm));
+            }
+            let next = f32::from_bits(norm.to_bits() + ulps);
+            for larger in [next, next + wider] {
+                prop_assert!(saturate(weight, tf, norm) >= saturate(weight, tf, larger));
+            }
+        }
     }
 }
