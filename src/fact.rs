@@ -19,6 +19,7 @@
 //! value) live in [`Edges`], boxed, so a fact without them pays one pointer.
 
 use std::fmt;
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -121,6 +122,59 @@ impl FactBody {
     /// The canonical ([`name_key`]) forms of the participants.
     pub fn participant_keys(&self) -> impl Iterator<Item = String> + '_ {
         self.participants.iter().map(|p| name_key(p))
+    }
+
+    /// When and among whom it was said, in the compact form
+    /// [`Said::may_be_beside`] compares.
+    pub fn said(&self) -> Said {
+        let among = self
+            .participants
+            .iter()
+            .enumerate()
+            .filter(|&(i, p)| !self.participants[..i].contains(p))
+            .map(|(_, p)| {
+                let mut h = rustc_hash::FxHasher::default();
+                p.hash(&mut h);
+                h.finish()
+            })
+            .fold(0u64, u64::wrapping_add);
+        Said {
+            at: self.stated_at,
+            among,
+        }
+    }
+
+    /// Whether two facts were said among the same set of participants
+    /// within `gap_ms` of each other: conversation neighbours, if nothing
+    /// active was said between them ([`crate::rank::context`]).
+    pub fn said_beside(&self, other: &FactBody, gap_ms: i64) -> bool {
+        let within = |a: &[Arc<str>], b: &[Arc<str>]| a.iter().all(|p| b.contains(p));
+        self.stated_at.millis().abs_diff(other.stated_at.millis()) <= gap_ms as u64
+            && within(&self.participants, &other.participants)
+            && within(&other.participants, &self.participants)
+    }
+}
+
+/// When a fact was said and a hash of the set of its participants (order
+/// and repeats aside): sixteen bytes an index keeps per document, so that
+/// conversation context can rule out most neighbours without their bodies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Said {
+    /// When it was stated.
+    pub at: WallTime,
+    /// The wrapping sum of a hash of each distinct participant: equal for
+    /// facts said among the same set.
+    pub among: u64,
+}
+
+impl Said {
+    /// Whether facts said so could be said beside each other: the same hash
+    /// of participants, within `gap_ms`. [`FactBody::said_beside`] implies
+    /// it (equal sets hash alike), so `false` rules that out; `true` leaves
+    /// it to that.
+    #[inline]
+    pub fn may_be_beside(self, other: Said, gap_ms: i64) -> bool {
+        self.among == other.among && self.at.millis().abs_diff(other.at.millis()) <= gap_ms as u64
     }
 }
 
@@ -557,5 +611,42 @@ mod tests {
         u.record(t0, 14.0);
         let later = t0.plus_millis(14 * crate::time::DAY_MS);
         assert!((u.at(later, 14.0) - 1.0).abs() < 1e-12);
+    }
+
+    fn said_by(at: i64, participants: &[&str]) -> FactBody {
+        FactBody {
+            id: FactId(0),
+            text: "".into(),
+            entities: Box::new([]),
+            participants: participants.iter().map(|p| Arc::from(*p)).collect(),
+            key: None,
+            value: None,
+            stated_at: WallTime::from_secs(at),
+            source: None,
+        }
+    }
+
+    proptest::proptest! {
+        /// What conversation context rests on: facts said beside each
+        /// other always pass the compact check, whatever the order and
+        /// repeats of their participants; the check tells sets apart.
+        #[test]
+        fn said_beside_implies_the_compact_check(
+            a in proptest::collection::vec(0usize..4, 0..5),
+            b in proptest::collection::vec(0usize..4, 0..5),
+            at in 0i64..1_000,
+        ) {
+            const NAMES: [&str; 4] = ["Ana", "Ben", "Cleo", "ana"];
+            let names = |v: &[usize]| v.iter().map(|&i| NAMES[i]).collect::<Vec<_>>();
+            let (x, y) = (said_by(0, &names(&a)), said_by(at, &names(&b)));
+            let gap = 600_000;
+            let same_set = |p: &[usize], q: &[usize]| p.iter().all(|i| q.contains(i));
+            let beside = x.said_beside(&y, gap);
+            proptest::prop_assert_eq!(beside, same_set(&a, &b) && same_set(&b, &a) && at <= 600);
+            if beside {
+                proptest::prop_assert!(x.said().may_be_beside(y.said(), gap));
+            }
+            proptest::prop_assert_eq!(x.said() == y.said(), same_set(&a, &b) && same_set(&b, &a) && at == 0);
+        }
     }
 }

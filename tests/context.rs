@@ -143,7 +143,9 @@ fn neighbour_ids(m: &Memory) -> HashMap<FactId, Vec<FactId>> {
     m.ledger()
         .active()
         .map(|f| {
-            let found = neighbours(corpus, &f.body, gap, None)
+            // Infallible: every active fact is listed.
+            let at = corpus.find(f.id()).expect("an active fact is listed");
+            let found = neighbours(corpus, at, gap)
                 .into_iter()
                 .flatten()
                 .map(|(v, doc)| corpus.views()[v].segment.body(doc).id)

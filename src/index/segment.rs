@@ -39,7 +39,7 @@ use rustc_hash::FxHashMap;
 use super::deletes::DeleteSet;
 use super::prefetch::prefetch;
 use crate::config::ScoreParams;
-use crate::fact::{Fact, FactBody, FactId, Usage, name_key};
+use crate::fact::{Fact, FactBody, FactId, Said, Usage, name_key};
 use crate::graph::NodeId;
 use crate::text;
 use crate::time::{DAY_MS, WallTime};
@@ -356,6 +356,8 @@ pub struct Segment {
     pub id: u64,
     fact_ids: Vec<FactId>,
     bodies: Vec<Arc<FactBody>>,
+    /// Per document, when and among whom it was said ([`FactBody::said`]).
+    said: Vec<Said>,
     attrs: Vec<DocAttrs>,
     /// The documents' dense vectors, laid out for the exact scan (see
     /// [`Matrix`]): the only copy the store keeps of a listed fact's vectors.
@@ -543,6 +545,7 @@ impl Segment {
             id: NEXT_SEGMENT_ID.fetch_add(1, Ordering::Relaxed),
             fact_ids: docs.iter().map(|d| d.body.id).collect(),
             bodies: docs.iter().map(|d| d.body.clone()).collect(),
+            said: docs.iter().map(|d| d.body.said()).collect(),
             attrs: docs.iter().map(|d| d.attrs).collect(),
             matrix: Matrix::of(&docs),
             lens,
@@ -651,6 +654,12 @@ impl Segment {
     #[inline]
     pub fn body(&self, doc: u32) -> &Arc<FactBody> {
         &self.bodies[doc as usize]
+    }
+
+    /// When and among whom a local document was said.
+    #[inline]
+    pub fn said(&self, doc: u32) -> Said {
+        self.said[doc as usize]
     }
 
     /// The local document of a fact, if the segment holds one.

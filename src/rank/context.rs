@@ -15,7 +15,7 @@
 //! Fact ids are given in creation order, so the fact said just before `f`
 //! is the nearest *active* fact with a smaller id, looked for at most
 //! [`REACH`] ids away (superseded, erased and absorbed observations are
-//! skipped); it is `f`'s neighbour when it has the same participants and was
+//! skipped); it is `f`'s neighbour when it has the same set of participants and was
 //! stated within [`ScoreParams::context_gap_minutes`](crate::config::ScoreParams)
 //! of `f`. Likewise after. An active fact of another conversation in
 //! between ends the search: it was said in between.
@@ -37,7 +37,7 @@
 //!    relies on this).
 
 use crate::config::ScoreParams;
-use crate::fact::{FactBody, FactId};
+use crate::fact::{FactBody, FactId, Said};
 use crate::index::Corpus;
 
 /// How many ids away from a fact its neighbours are looked for.
@@ -83,7 +83,7 @@ pub fn lenders<'a>(
     fact: &'a FactBody,
 ) -> impl Iterator<Item = (usize, u32)> + 'a {
     let gap = params.context_gap_ms();
-    around(corpus, fact.id).filter(move |&y| related(fact, body(corpus, y), gap))
+    around(corpus, fact.id).filter(move |&y| fact.said_beside(body(corpus, y), gap))
 }
 
 /// Whether a change to `changed` moves the score of active fact `x`.
@@ -93,14 +93,14 @@ fn moved(corpus: &Corpus, gap_ms: i64, changed: &FactBody, lends: bool, x: (usiz
     if f.abs_diff(xi) > REACH {
         return false;
     }
-    if lends && related(changed, xb, gap_ms) {
+    if lends && changed.said_beside(xb, gap_ms) {
         return true;
     }
     // A fact related to `x` on the other side of `changed`, within reach.
     around(corpus, xb.id).any(|y| {
         let yb = body(corpus, y);
         let yi = yb.id.0;
-        (yi < f) != (xi < f) && yi != f && related(xb, yb, gap_ms)
+        (yi < f) != (xi < f) && yi != f && xb.said_beside(yb, gap_ms)
     })
 }
 
@@ -115,30 +115,39 @@ fn body(corpus: &Corpus, (view, doc): (usize, u32)) -> &FactBody {
     corpus.views()[view].segment.body(doc)
 }
 
-/// The neighbours of `body` in `corpus`, as `(view, doc)`: the fact said
-/// just before it and the one just after, where there is one. `hint` is
-/// `body`'s own document, if known (its neighbours are usually beside it).
+/// The neighbours of document `doc` of view `view` in `corpus`, as `(view,
+/// doc)`: the fact said just before it and the one just after, where there
+/// is one. Each fact looked at is ruled out by the segments' [`Said`]
+/// column where it can be; a body is read only when that leaves the
+/// question open.
 pub fn neighbours(
     corpus: &Corpus,
-    body: &FactBody,
+    (view, doc): (usize, u32),
     gap_ms: i64,
-    hint: Option<(usize, u32)>,
 ) -> [Option<(usize, u32)>; 2] {
+    let segment = &corpus.views()[view].segment;
+    let (id, said) = (segment.fact_id(doc).0, segment.said(doc));
     let side = |before: bool| {
         for step in 1..=REACH {
-            let id = if before {
-                body.id.0.checked_sub(step)?
+            let other = if before {
+                id.checked_sub(step)?
             } else {
-                body.id.0.checked_add(step)?
+                id.checked_add(step)?
             };
-            let Some((view, doc)) = find(corpus, FactId(id), hint) else {
+            let Some(at) = find(corpus, FactId(other), Some((view, doc))) else {
                 continue; // not active: look past it
             };
-            return related(body, self::body(corpus, (view, doc)), gap_ms).then_some((view, doc));
+            let beside = said.may_be_beside(said_at(corpus, at), gap_ms)
+                && body(corpus, (view, doc)).said_beside(body(corpus, at), gap_ms);
+            return beside.then_some(at);
         }
         None
     };
     [side(true), side(false)]
+}
+
+fn said_at(corpus: &Corpus, (view, doc): (usize, u32)) -> Said {
+    corpus.views()[view].segment.said(doc)
 }
 
 /// `fact`'s live document. With a `hint` — the document of a fact near
@@ -159,13 +168,4 @@ fn find(corpus: &Corpus, fact: FactId, hint: Option<(usize, u32)>) -> Option<(us
         }
     }
     corpus.find(fact)
-}
-
-/// Whether two facts were said among the same participants (as sets)
-/// within `gap_ms` of each other: neighbours, if nothing active was said
-/// between them.
-fn related(a: &FactBody, b: &FactBody, gap_ms: i64) -> bool {
-    a.stated_at.millis().abs_diff(b.stated_at.millis()) <= gap_ms as u64
-        && a.participants.len() == b.participants.len()
-        && a.participants.iter().all(|p| b.participants.contains(p))
 }

@@ -261,8 +261,7 @@ fn in_context(
     let mut entries: Vec<Entry> = scratch.top.finish().collect();
     let activation = &scratch.activation_by_node;
     for e in &mut entries {
-        let body = views[e.view as usize].segment.body(e.doc);
-        let lent = super::context::neighbours(corpus, body, gap, Some((e.view as usize, e.doc)))
+        let lent = super::context::neighbours(corpus, (e.view as usize, e.doc), gap)
             .into_iter()
             .flatten()
             .map(|(v, doc)| doc_score(plan, views, ids, v, doc, activation))
