@@ -97,9 +97,6 @@ pub(super) struct ViewBound {
     factor_base: f32,
     /// The largest factor, with margin.
     factor_max: f32,
-    /// With no recency factor, the largest factor with no margin
-    /// ([`Plan::exact_factor`]).
-    factor_exact: Option<f32>,
     /// Whether its lists are still read (false once no unseen document of
     /// the segment can reach the cutoff).
     open: bool,
@@ -186,7 +183,6 @@ impl MaxScore<'_, '_> {
             ViewBound {
                 factor_base,
                 factor_max: factor_base * plan.recency(view.segment.max_rec()),
-                factor_exact: plan.exact_factor(&view.segment, strongest),
                 open: true,
             }
         }));
@@ -387,9 +383,11 @@ impl MaxScore<'_, '_> {
             // Without recency, the most any document of the list can score,
             // with no margin: once it cannot beat the floor, nor tie it with
             // a newer fact, no older posting of the list can either.
-            let exact_best = scratch.view_bounds[v]
-                .factor_exact
-                .map(|factor| later.bound_after(cursor.upper_bound) * factor);
+            // A document this list reaches first holds none of the seeds
+            // the earlier lists carry (`Plan::strongest_from`).
+            let factor_exact = plan.exact_factor(segment, plan.strongest_from[term]);
+            let exact_best =
+                factor_exact.map(|factor| later.bound_after(cursor.upper_bound) * factor);
             let mut next_complete = 0;
             let mut current_chunk = None;
             let mut i = cursor.postings.len();
@@ -445,7 +443,7 @@ impl MaxScore<'_, '_> {
                 // (the same terms, length and factor); a tie goes to the
                 // newer fact, so an exact bound settles it without the
                 // record.
-                if let Some(factor) = scratch.view_bounds[v].factor_exact {
+                if let Some(factor) = factor_exact {
                     let best = plan.attainable(segment, posting.doc, c, term + 1, later, factor);
                     if !scratch.top.admits(best, || segment.fact_id(posting.doc)) {
                         continue;

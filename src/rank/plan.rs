@@ -48,6 +48,10 @@ pub(super) struct Plan<'a> {
     pub norm_per_len: f32,
     /// Activated graph nodes and their activation.
     pub activation: Vec<(NodeId, f32)>,
+    /// Per term `j` in processing order (and one past the last): the
+    /// strongest activation a document can hold when no list before `j`
+    /// reached it (the seeds whose names those lists carry aside).
+    pub strongest_from: Vec<f32>,
     /// `2^-((t - A) / T_rec)`: times a document's anchored recency, its decay.
     pub recency_now: f64,
     /// The exponent on that decay (see [`super::Recency`]); `None`: no

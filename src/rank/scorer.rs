@@ -170,6 +170,13 @@ fn lexical(
         }
     }
     weighted.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+    let (activation, seeds) = if ranker.graph {
+        activation(version, &norm, query.participants, ranker)
+    } else {
+        Default::default()
+    };
+    let order: Vec<&str> = weighted.iter().map(|w| w.1).collect();
+    let strongest_from = strongest_from(&activation, &seeds, &order, field_weights, params);
 
     let plan = Plan {
         ranker,
@@ -185,11 +192,8 @@ fn lexical(
         stored_lengths: field_weights == params.field_weights,
         norm_base: k1 * (1.0 - b),
         norm_per_len: k1 * b / avgdl,
-        activation: if ranker.graph {
-            activation(version, &norm, query.participants, ranker)
-        } else {
-            Vec::new()
-        },
+        activation,
+        strongest_from,
         recency_now: (-half_lives(query.at, TIME_ANCHOR, params.recency_half_life_days)).exp2(),
         recency_power: query
             .recency
@@ -437,33 +441,87 @@ fn body_bound(
     sum * factor * (1.0 + super::maxscore::MARGIN)
 }
 
+/// Per list `j` of the query's terms in processing order (and one past the
+/// last), the strongest activation among the nodes a document can hold if
+/// no earlier list reached it; the scorer's exact bounds read it
+/// ([`Plan::strongest_from`]).
+///
+/// A document holds a node only if the node's name is among its entities
+/// (whose tokens are indexed in the entities field) or its participants'
+/// canonical names (the participants field). So when the ranker weighs both
+/// fields, every document holding a seed is on the list of each token of
+/// the seed's name that is a query term, with a positive contribution. The
+/// stream reads a list only once every document the earlier lists reached
+/// is complete, so a document it meets first either holds no such seed or
+/// was ruled out by an earlier list's bound. Only the seeds' names are known
+/// here; other nodes always count.
+fn strongest_from(
+    activation: &[(NodeId, f32)],
+    seeds: &[(NodeId, Arc<str>)],
+    order: &[&str],
+    field_weights: [f32; FIELDS],
+    params: &crate::config::ScoreParams,
+) -> Vec<f32> {
+    let names_reach = field_weights[1] > 0.0 && field_weights[2] > 0.0;
+    let first_list = |node: NodeId| {
+        seeds
+            .iter()
+            .filter(|(seed, _)| names_reach && *seed == node)
+            .flat_map(|(_, name)| text::tokens(name).map(|t| params.index_form(t)))
+            .filter_map(|t| order.iter().position(|&q| q == t))
+            .min()
+            .unwrap_or(usize::MAX)
+    };
+    let firsts: Vec<(f32, usize)> = activation
+        .iter()
+        .map(|&(node, act)| (act, first_list(node)))
+        .collect();
+    (0..=order.len())
+        .map(|j| {
+            firsts
+                .iter()
+                .filter(|&&(_, first)| first >= j)
+                .fold(0.0, |max, &(act, _)| f32::max(max, act))
+        })
+        .collect()
+}
+
+/// The activated nodes with their activation, and the seeds with their
+/// names.
+type Activation = (Vec<(NodeId, f32)>, Vec<(NodeId, Arc<str>)>);
+
 /// One hop of spreading activation from the request's seeds: entities named
 /// in the context (activation 1) and, if enabled, the participants (1).
 /// Each seed passes `ρ · w / w_max` to its published neighbours; the
 /// `non_seed_nodes` most activated non-seeds join the seeds. Activations are
-/// capped at 1.
+/// capped at 1. Also returns the seeds with their names.
 fn activation(
     version: &IndexVersion,
     norm: &str,
     participants: &[String],
     ranker: &Ranker,
-) -> Vec<(NodeId, f32)> {
+) -> Activation {
     let params = &version.params;
     let graph = &version.graph;
-    let participants: Vec<std::sync::Arc<str>> = participants
+    let participants: Vec<Arc<str>> = participants
         .iter()
-        .map(|p| std::sync::Arc::from(name_key(p)))
+        .map(|p| Arc::from(name_key(p)))
         .collect();
     let toks: Vec<&str> = text::tokens(norm).collect();
-    let mut seeds: Vec<NodeId> = version
+    let mut named: Vec<(NodeId, Arc<str>)> = version
         .gazetteer
         .mentions(&toks, &participants)
-        .iter()
-        .filter_map(|m| graph.node(&m.entity))
+        .into_iter()
+        .filter_map(|m| graph.node(&m.entity).map(|n| (n, m.entity)))
         .collect();
     if ranker.participant_seeds && params.participant_seeds {
-        seeds.extend(participants.iter().filter_map(|p| graph.node(p)));
+        named.extend(
+            participants
+                .iter()
+                .filter_map(|p| graph.node(p).map(|n| (n, p.clone()))),
+        );
     }
+    let mut seeds: Vec<NodeId> = named.iter().map(|s| s.0).collect();
     seeds.sort_unstable();
     seeds.dedup();
     // Sized once: growing a map is most of this function's cost.
@@ -491,9 +549,10 @@ fn activation(
     }
     spread.truncate(keep);
     spread.sort_by(order);
-    seeds
+    let activation = seeds
         .into_iter()
         .map(|s| (s, 1.0))
         .chain(spread.into_iter().map(|(v, a)| (v, a.min(1.0))))
-        .collect()
+        .collect();
+    (activation, named)
 }
