@@ -24,7 +24,7 @@ pub mod timeline;
 pub mod writer;
 
 pub use corpus::{Corpus, SegmentView};
-pub use segment::{DocAttrs, DocInput, FIELDS, Posting, Segment};
+pub use segment::{Attrs, DocAttrs, DocInput, FIELDS, Posting, Segment};
 pub use timeline::Timeline;
 pub use writer::CorpusWriter;
 

@@ -67,13 +67,48 @@ pub struct DocAttrs {
     pub usage: Usage,
 }
 
+/// A document's ranking attributes as a segment is built from them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Attrs {
+    /// In absolute form, as the ledger holds them.
+    Observed(DocAttrs),
+    /// Already anchored (invariant 4), as a segment holds them: what a merge
+    /// copies, so a segment keeps no absolute copy of its own.
+    Anchored {
+        /// `2^((s_d - A) / T_rec)`.
+        rec: f64,
+        /// `U_d · 2^((u_d - A) / T_u)`.
+        use_lin: f64,
+    },
+}
+
+impl Attrs {
+    /// The anchored recency and usage (invariant 4) under `params`.
+    fn anchored(self, params: &ScoreParams) -> (f64, f64) {
+        match self {
+            Attrs::Observed(a) => {
+                let rec =
+                    half_lives(a.last_observed, TIME_ANCHOR, params.recency_half_life_days).exp2();
+                let u = a.usage;
+                let use_lin = if u.value == 0.0 {
+                    0.0
+                } else {
+                    u.value * half_lives(u.at, TIME_ANCHOR, params.usage_half_life_days).exp2()
+                };
+                (rec, use_lin)
+            }
+            Attrs::Anchored { rec, use_lin } => (rec, use_lin),
+        }
+    }
+}
+
 /// What the index needs to list one fact.
 #[derive(Clone, Debug)]
 pub struct DocInput {
     /// The fact's content (shared with the ledger).
     pub body: Arc<FactBody>,
     /// Its ranking attributes.
-    pub attrs: DocAttrs,
+    pub attrs: Attrs,
     /// Graph nodes of its entities and participants.
     pub nodes: Box<[NodeId]>,
     /// Its dense vectors, when the store has an encoder.
@@ -85,10 +120,10 @@ impl DocInput {
     pub fn of(fact: &Fact, nodes: Box<[NodeId]>) -> DocInput {
         DocInput {
             body: fact.body.clone(),
-            attrs: DocAttrs {
+            attrs: Attrs::Observed(DocAttrs {
                 last_observed: fact.state.last_observed,
                 usage: fact.state.usage,
-            },
+            }),
             nodes,
             vectors: None,
         }
@@ -358,7 +393,6 @@ pub struct Segment {
     bodies: Vec<Arc<FactBody>>,
     /// Per document, when and among whom it was said ([`FactBody::said`]).
     said: Vec<Said>,
-    attrs: Vec<DocAttrs>,
     /// The documents' dense vectors, laid out for the exact scan (see
     /// [`Matrix`]): the only copy the store keeps of a listed fact's vectors.
     matrix: Matrix,
@@ -392,7 +426,7 @@ pub struct Segment {
     /// Per term, the smallest length of each field among its documents
     /// (a lower bound on their BM25F length under any field weights).
     min_lens: Vec<[u16; FIELDS]>,
-    /// Whether any document has a usage count.
+    /// Whether any document's anchored usage is above zero.
     any_usage: bool,
     postings: Vec<Posting>,
     /// Per document, in one place so that a candidate costs one cache miss:
@@ -436,6 +470,7 @@ impl Segment {
         let mut dl = Vec::with_capacity(n);
         let mut block_rec: Vec<f64> = Vec::with_capacity(n.div_ceil(1 << BLOCK_SHIFT));
         let mut recs: Vec<f64> = Vec::with_capacity(n);
+        let mut use_lin: Vec<f64> = Vec::with_capacity(n);
         let mut records = Vec::new();
         let mut doc_terms: Vec<(u32, [u8; FIELDS])> = Vec::new();
         for (d, doc) in docs.iter().enumerate() {
@@ -453,12 +488,8 @@ impl Segment {
                 *sum += u64::from(l);
             }
             lens.push(l);
-            let rec = half_lives(
-                doc.attrs.last_observed,
-                TIME_ANCHOR,
-                params.recency_half_life_days,
-            )
-            .exp2();
+            let (rec, lin) = doc.attrs.anchored(params);
+            use_lin.push(lin);
             match block_rec.get_mut((d >> BLOCK_SHIFT) as usize) {
                 Some(max) => *max = max.max(rec),
                 None => block_rec.push(rec),
@@ -530,23 +561,12 @@ impl Segment {
                     .fold(0.0, f64::max)
             })
             .collect();
-        let use_lin = docs
-            .iter()
-            .map(|d| {
-                let u = d.attrs.usage;
-                if u.value == 0.0 {
-                    0.0
-                } else {
-                    u.value * half_lives(u.at, TIME_ANCHOR, params.usage_half_life_days).exp2()
-                }
-            })
-            .collect();
+        let any_usage = use_lin.iter().any(|&u| u > 0.0);
         Segment {
             id: NEXT_SEGMENT_ID.fetch_add(1, Ordering::Relaxed),
             fact_ids: docs.iter().map(|d| d.body.id).collect(),
             bodies: docs.iter().map(|d| d.body.clone()).collect(),
             said: docs.iter().map(|d| d.body.said()).collect(),
-            attrs: docs.iter().map(|d| d.attrs).collect(),
             matrix: Matrix::of(&docs),
             lens,
             dl,
@@ -571,7 +591,7 @@ impl Segment {
             presence,
             max_tf,
             min_lens,
-            any_usage: docs.iter().any(|d| d.attrs.usage.value > 0.0),
+            any_usage,
             postings,
             records,
             field_len_sums,
@@ -667,11 +687,16 @@ impl Segment {
         self.fact_ids.binary_search(&fact).ok().map(|d| d as u32)
     }
 
-    /// Rebuilds the input of a local document (for merges).
+    /// Rebuilds the input of a local document (for merges): its attributes
+    /// as this segment anchored them, so the merged segment holds the same
+    /// bits.
     pub fn doc_input(&self, doc: u32) -> DocInput {
         DocInput {
             body: self.bodies[doc as usize].clone(),
-            attrs: self.attrs[doc as usize],
+            attrs: Attrs::Anchored {
+                rec: self.rec(doc),
+                use_lin: self.use_lin[doc as usize],
+            },
             nodes: self.record(doc).nodes.into(),
             vectors: self.matrix.vectors(doc),
         }
@@ -887,10 +912,10 @@ pub(crate) mod fixtures {
     ) -> DocInput {
         DocInput {
             body: body(id, text, entities, participants),
-            attrs: DocAttrs {
+            attrs: Attrs::Observed(DocAttrs {
                 last_observed: WallTime::from_secs(id as i64),
                 usage: Usage::default(),
-            },
+            }),
             nodes,
             vectors: None,
         }
@@ -910,10 +935,10 @@ pub(crate) mod fixtures {
                 }
                 DocInput {
                     body: body(id, &text, &[], &[]),
-                    attrs: DocAttrs {
+                    attrs: Attrs::Observed(DocAttrs {
                         last_observed: WallTime::from_secs(((id * 7919) % 1000) as i64 * 86_400),
                         usage: Usage::default(),
-                    },
+                    }),
                     nodes: Box::new([]),
                     vectors: None,
                 }
@@ -1047,10 +1072,10 @@ mod tests {
         let p = ScoreParams::default();
         let doc = |id, text| DocInput {
             body: body(id, text, &[], &[]),
-            attrs: DocAttrs {
+            attrs: Attrs::Observed(DocAttrs {
                 last_observed: WallTime::from_secs(id as i64),
                 usage: Usage::default(),
-            },
+            }),
             nodes: Box::new([]),
             vectors: None,
         };

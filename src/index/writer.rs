@@ -279,7 +279,7 @@ mod tests {
 
     use super::*;
     use crate::fact::{FactBody, Usage};
-    use crate::index::segment::DocAttrs;
+    use crate::index::segment::{Attrs, DocAttrs};
     use crate::time::WallTime;
 
     fn doc(id: u64) -> DocInput {
@@ -294,10 +294,10 @@ mod tests {
                 stated_at: WallTime::from_secs(id as i64),
                 source: None,
             }),
-            attrs: DocAttrs {
+            attrs: Attrs::Observed(DocAttrs {
                 last_observed: WallTime::from_secs(id as i64),
                 usage: Usage::default(),
-            },
+            }),
             nodes: Box::new([]),
             vectors: None,
         }
