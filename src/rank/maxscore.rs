@@ -385,7 +385,7 @@ impl MaxScore<'_, '_> {
             // a newer fact, no older posting of the list can either.
             // A document this list reaches first holds none of the seeds
             // the earlier lists carry (`Plan::strongest_from`).
-            let factor_exact = plan.exact_factor(segment, plan.strongest_from[term]);
+            let factor_exact = plan.exact_factor(segment, term);
             let exact_best =
                 factor_exact.map(|factor| later.bound_after(cursor.upper_bound) * factor);
             let mut next_complete = 0;

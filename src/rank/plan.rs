@@ -48,14 +48,16 @@ pub(super) struct Plan<'a> {
     pub norm_per_len: f32,
     /// Activated graph nodes and their activation.
     pub activation: Vec<(NodeId, f32)>,
-    /// Per term `j` in processing order (and one past the last): the
-    /// strongest activation a document can hold when no list before `j`
-    /// reached it (the seeds whose names those lists carry aside).
+    /// With no recency factor, per term `j` in processing order (and one
+    /// past the last): the strongest activation a document can hold when no
+    /// list before `j` reached it (the seeds whose names those lists carry
+    /// aside). Empty with recency: only [`Plan::exact_factor`] reads it.
     pub strongest_from: Vec<f32>,
     /// `2^-((t - A) / T_rec)`: times a document's anchored recency, its decay.
     pub recency_now: f64,
     /// The exponent on that decay (see [`super::Recency`]); `None`: no
-    /// recency factor.
+    /// recency factor (the request's recency is off, or the ranker ignores
+    /// recency).
     pub recency_power: Option<f64>,
     /// `2^-((t - A) / T_use)`, likewise for usage.
     pub usage_now: f64,
@@ -88,11 +90,12 @@ impl Plan<'_> {
         CursorGrid::build(views.len(), ids.len(), |view, term| {
             ids[term][view].map(|id| {
                 let segment = &*views[view].segment;
+                let tf_max = merged_tf(self.field_weights, segment.max_tf(id));
                 TermCursor::new(
                     segment,
                     id,
-                    self.upper_bound(self.weights[term], segment, id),
-                    merged_tf(self.field_weights, segment.max_tf(id)),
+                    self.upper_bound(self.weights[term], segment, id, tf_max),
+                    tf_max,
                 )
             })
         })
@@ -170,15 +173,14 @@ impl Plan<'_> {
     }
 
     /// Largest contribution a term can make in a segment: every document of
-    /// the term has merged frequency at most `tf_max` (from the largest
+    /// the term has merged frequency at most `tf_max` (the merged largest
     /// frequency in each field) and a length of at least the term's smallest
     /// field lengths, and the contribution never falls as the frequency
     /// grows nor rises as the length grows — in floating point too (see
     /// [`saturate`]), so the bound needs no margin. (A length is also at
     /// least the document's own frequency, but a bound that used that would
     /// rest on arithmetic that is only monotone in exact numbers.)
-    fn upper_bound(&self, weight: f32, segment: &Segment, term: u32) -> f32 {
-        let tf_max = merged_tf(self.field_weights, segment.max_tf(term));
+    fn upper_bound(&self, weight: f32, segment: &Segment, term: u32, tf_max: f32) -> f32 {
         if tf_max == 0.0 {
             return 0.0;
         }
@@ -223,19 +225,12 @@ impl Plan<'_> {
         factor
     }
 
-    /// The exponent of the recency factor, `None` when there is none (the
-    /// request's recency is off, or the ranker ignores recency).
-    #[inline]
-    fn recency_power(&self) -> Option<f64> {
-        self.recency_power.filter(|_| self.ranker.recency)
-    }
-
     /// The recency factor of anchored recency `recency` (1 when the ranker
     /// ignores recency). It never decreases as `recency` grows, so at the
     /// largest of a block, chunk or segment it bounds all of their documents.
     #[inline]
     pub fn recency(&self, recency: f64) -> f32 {
-        let Some(power) = self.recency_power() else {
+        let Some(power) = self.recency_power else {
             return 1.0;
         };
         let floor = self.params.recency_floor;
@@ -250,15 +245,17 @@ impl Plan<'_> {
     }
 
     /// When the ranker multiplies no recency factor: the largest factor a
-    /// document of the segment can have, with no margin. It multiplies the
-    /// same terms in the same order as [`Plan::factor`], each at least the
-    /// document's, so it is never below any document's factor in floating
-    /// point, and equal to that of a document with the largest of each.
-    /// `None` with recency, whose `powf` is not promised to be monotone.
-    pub fn exact_factor(&self, segment: &Segment, strongest_activation: f32) -> Option<f32> {
-        self.recency_power()
+    /// document of the segment that list `term` reaches first can have
+    /// ([`Plan::strongest_from`]), with no margin. It multiplies the same
+    /// terms in the same order as [`Plan::factor`], each at least the
+    /// document's, so it is never below any such document's factor in
+    /// floating point, and equal to that of a document with the largest of
+    /// each. `None` with recency, whose `powf` is not promised to be
+    /// monotone.
+    pub fn exact_factor(&self, segment: &Segment, term: usize) -> Option<f32> {
+        self.recency_power
             .is_none()
-            .then(|| self.max_factor(segment, strongest_activation))
+            .then(|| self.max_factor(segment, self.strongest_from[term]))
     }
 
     /// The largest factor a document of the segment can have, given the

@@ -175,8 +175,18 @@ fn lexical(
     } else {
         Default::default()
     };
-    let order: Vec<&str> = weighted.iter().map(|w| w.1).collect();
-    let strongest_from = strongest_from(&activation, &seeds, &order, field_weights, params);
+    let recency_power = query
+        .recency
+        .unwrap_or(params.recency)
+        .power(params, corpus)
+        .filter(|_| ranker.recency);
+    // Only the exact bounds read it, and they hold without recency alone.
+    let strongest_from = if recency_power.is_none() {
+        let order: Vec<&str> = weighted.iter().map(|w| w.1).collect();
+        strongest_from(&activation, &seeds, &order, field_weights, params)
+    } else {
+        Vec::new()
+    };
 
     let plan = Plan {
         ranker,
@@ -195,10 +205,7 @@ fn lexical(
         activation,
         strongest_from,
         recency_now: (-half_lives(query.at, TIME_ANCHOR, params.recency_half_life_days)).exp2(),
-        recency_power: query
-            .recency
-            .unwrap_or(params.recency)
-            .power(params, corpus),
+        recency_power,
         usage_now: (-half_lives(query.at, TIME_ANCHOR, params.usage_half_life_days)).exp2(),
         n,
         strategy,

@@ -92,12 +92,16 @@ impl TopN {
         self.floor().map(|f| f.score)
     }
 
-    /// Whether a document scoring `score` could enter, its fact (asked for
-    /// only on a tie with the floor) breaking the tie as [`rank`] does.
+    /// Whether a document scoring `score` could enter: it must rank above
+    /// the floor in [`rank`]'s order, its fact (asked for only on a tie)
+    /// breaking the tie.
     #[inline]
     pub fn admits(&self, score: f32, fact: impl FnOnce() -> FactId) -> bool {
         self.floor().is_none_or(|floor| {
-            score > floor.score || (score == floor.score && fact() > floor.fact)
+            score
+                .total_cmp(&floor.score)
+                .then_with(|| fact().cmp(&floor.fact))
+                .is_gt()
         })
     }
 
