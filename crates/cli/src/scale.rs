@@ -12,7 +12,7 @@ use crate::probes::{Flamegraphs, MimallocProbe};
 
 #[derive(Args)]
 pub struct ScaleArgs {
-    /// Store sizes, comma-separated (up to 1,000,000).
+    /// Store sizes, comma-separated (up to 10,000,000; a 10,000,000-fact wide row needs about 18 GiB of memory).
     #[arg(long, value_delimiter = ',', default_values_t = pfm_harness::scale::SIZES)]
     sizes: Vec<u64>,
     /// Vocabularies, comma-separated: wide, narrow.

@@ -196,11 +196,12 @@ fn a_reference_engine_is_timed_on_the_rows_own_files() {
 
     let engine = fake_engine(
         &dir,
-        r#"echo "{\"engine\": \"fake\", \"p50_us\": 2.5, \"p99_us\": 4, \"max_us\": 9, \"block_lines_total\": $(cat "$1" | wc -l)$(cat "$2" | wc -l)}""#,
+        r#"echo "{\"engine\": \"fake\", \"p50_us\": 2.5, \"p99_us\": 4, \"max_us\": 9, \"block_lines_total\": $(cat "$1" | wc -l)$(cat "$2" | wc -l), \"add_us\": 1.5, \"rss_mb\": 42}""#,
     );
     let got = scale::reference::run(&engine, &facts, &queries).unwrap();
     assert_eq!(got.engine, "fake");
     assert_eq!((got.p50_us, got.p99_us, got.max_us), (2.5, 4.0, 9.0));
+    assert_eq!((got.add_us, got.rss_mb), (Some(1.5), Some(42.0)));
     assert_eq!(
         got.block_lines_total.to_string(),
         format!("{}{}", f.len(), q.len()),
@@ -222,10 +223,14 @@ fn a_reference_engine_is_timed_on_the_rows_own_files() {
     row.reference = Some(got);
     let md = report::reference_table(std::slice::from_ref(&row));
     assert!(md.contains("| fake |") && md.lines().count() == 3, "{md}");
+    assert!(
+        md.contains(" / 1.50 | ") && md.ends_with(" / 42 |\n"),
+        "build cost and RSS side by side: {md}"
+    );
     let csv = report::csv(std::slice::from_ref(&row));
     // The reference columns, then the 11 empty columns of a row without --dense.
     let tail = format!(
-        ",fake,2.50,4.00,9.00,{}{},{}",
+        ",fake,2.50,4.00,9.00,{}{},1.50,42.0,{}",
         f.len(),
         q.len(),
         ",".repeat(10)

@@ -7,7 +7,10 @@
 //! usage: tantivy-ref FACTS.jsonl QUERIES.jsonl
 //!
 //! Prints one JSON object with the keys `pfm scale --json` uses (`n`,
-//! `queries`, `p50_us`, `p99_us`, `max_us`, `block_lines_total`, …) on stdout.
+//! `queries`, `p50_us`, `p99_us`, `max_us`, `block_lines_total`, …) on stdout,
+//! and what the build cost: `add_us` (its wall time per fact, the merge into
+//! one segment included) and `rss_mb` (the resident set right after it, with
+//! the writer gone and the facts as read still held).
 //!
 //! Fields text / entities / participants, boosted 1.0 / 2.5 / 2.0 like pfm's
 //! BM25F weights (tantivy sums a per-field BM25 instead); tokens lowercased
@@ -113,6 +116,10 @@ fn main() -> Result<(), Failure> {
     }
     writer.wait_merging_threads()?;
     let build_s = started.elapsed().as_secs_f64();
+    // `wait_merging_threads` took the writer: what stays is the searchable
+    // index and the facts as read, as pfm's row holds its store and the
+    // generated facts when it reads its RSS.
+    let rss_mb = resident_mib()?;
     let reader = index
         .reader_builder()
         .reload_policy(ReloadPolicy::Manual)
@@ -182,9 +189,24 @@ fn main() -> Result<(), Failure> {
             "block_lines_total": lines_total,
             "segments": searcher.segment_readers().len(),
             "build_s": build_s,
+            "add_us": build_s * 1e6 / facts.len().max(1) as f64,
+            "rss_mb": rss_mb,
         })
     );
     Ok(())
+}
+
+/// The process's resident set in MiB (`VmRSS` of `/proc/self/status`);
+/// `pfm scale` reads its own from the same counter (`statm`'s pages).
+fn resident_mib() -> Result<f64, Failure> {
+    let status = std::fs::read_to_string("/proc/self/status")?;
+    let kib: f64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .ok_or("/proc/self/status has no VmRSS line")?
+        .parse()?;
+    Ok(kib / 1024.0)
 }
 
 /// `- (YYYY-MM-DD, to P) text`, as pfm's block lines.

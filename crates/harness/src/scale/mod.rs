@@ -50,7 +50,7 @@ use pfm_synth::{SynthFact, SynthQuery, Vocabulary};
 /// The paper's size grid.
 pub const SIZES: [u64; 7] = [100, 1_000, 5_000, 10_000, 20_000, 50_000, 100_000];
 /// The largest size accepted.
-pub const MAX_SIZE: u64 = 1_000_000;
+pub const MAX_SIZE: u64 = 10_000_000;
 /// Untimed queries before the timed ones.
 pub const WARM_UP: usize = 50;
 /// Single-fact commits timed for commit-to-visible.
@@ -120,6 +120,12 @@ pub struct Reference {
     pub max_us: f64,
     /// Sum over timed queries of the block's fact lines.
     pub block_lines_total: usize,
+    /// Build wall time per fact, microseconds, if the engine reports it.
+    #[serde(default)]
+    pub add_us: Option<f64>,
+    /// Resident set after the build, MiB, if the engine reports it.
+    #[serde(default)]
+    pub rss_mb: Option<f64>,
 }
 
 /// What the harness can ask the process about memory.
