@@ -8,7 +8,7 @@
 //! → publish one new [`IndexVersion`]. A failed observe returns before the
 //! ledger is touched, so it leaves the store exactly as it was.
 
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use serde::{Deserialize, Serialize};
 
@@ -30,6 +30,17 @@ use crate::retrieve::{Request, retrieve, retrieve_as_of};
 use crate::text;
 use crate::time::WallTime;
 use crate::vector::{Encoder, VectorStore};
+
+/// What `Memory::version` holds while a commit is applied: never read
+/// (`apply` holds `&mut self` from the moment it lets the published version
+/// go until `publish` sets the next one), so one empty version serves every
+/// store.
+static VACANT: LazyLock<Arc<IndexVersion>> = LazyLock::new(|| {
+    Arc::new(IndexVersion::empty(
+        crate::config::ScoreParams::default(),
+        false,
+    ))
+});
 
 mod soft_keys;
 
@@ -774,6 +785,16 @@ impl Memory {
         if commit.changes.is_empty() {
             return;
         }
+        // Let go of the published version before the writers change. When
+        // nothing else holds it (a bulk import, a library caller between
+        // reads) the persistent structures it shares with them — the
+        // graph's lists, the name maps, the timeline — are uniquely owned
+        // again and are updated in place, where they would copy every
+        // chunk a change touches and then drop the old copies: at
+        // 1,000,000 facts that copying was a sixth of a bulk build (issue
+        // 24, scale/README.md). `publish`, below, sets the new version;
+        // nothing reads `version` in between (`&mut self`).
+        self.version = Arc::clone(&VACANT);
         self.embed_changes(commit);
         let half_life = self.config.graph.edge_half_life_days;
         // A new fact is recorded, then activated: the second change reuses
