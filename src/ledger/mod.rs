@@ -55,6 +55,7 @@
 //! after every step (`tests/prop_ledger.rs`).
 
 mod admission;
+mod id_lists;
 mod ops;
 mod plans;
 mod retire;
@@ -64,6 +65,8 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 use smallvec::{SmallVec, smallvec};
+
+use id_lists::IdLists;
 
 pub use admission::{Signature, Signatures, is_value_token, text_hash};
 pub use retire::Forget;
@@ -401,15 +404,15 @@ pub struct Ledger {
     /// Key → its current fact.
     active_by_key: FxHashMap<Arc<Key>, FactId>,
     /// Key → every retained version, in creation order.
-    versions_by_key: FxHashMap<Arc<Key>, Ids>,
+    versions_by_key: IdLists<Arc<Key>>,
     /// Entity → the keys of `versions_by_key` it owns, in creation order.
     keys_by_entity: FxHashMap<Arc<str>, SmallVec<[Arc<Key>; 1]>>,
     /// Normalized-text hash → active facts with that hash.
-    active_by_hash: FxHashMap<u64, Ids>,
+    active_by_hash: IdLists<u64>,
     /// Hash of (entity, value-token hash) → active facts: absorption
     /// candidates ([`absorb_bucket`]; a candidate is checked to name the
     /// entity, so a collision costs a comparison, never a wrong merge).
-    absorb_buckets: FxHashMap<u64, Ids>,
+    absorb_buckets: IdLists<u64>,
     /// Admission signature of every active fact.
     signatures: Signatures,
     /// Whether `signatures`, `active_by_hash` and `absorb_buckets` are
@@ -420,9 +423,9 @@ pub struct Ledger {
     /// them ([`Ledger::build_admission`]).
     admission_built: bool,
     /// Canonical name (entity or participant) → retained facts naming it.
-    facts_by_name: FxHashMap<Arc<str>, Ids>,
+    facts_by_name: IdLists<Arc<str>>,
     /// Key → its pending plans (status `Pending`), oldest first.
-    pending_by_key: FxHashMap<Arc<Key>, Ids>,
+    pending_by_key: IdLists<Arc<Key>>,
     /// Facts written since the last commit finished (drained into
     /// [`Commit::touched`]): `fact_mut` and `new_fact` record every fact
     /// they hand out or create; the two writes that bypass them (usage
@@ -457,14 +460,14 @@ impl Ledger {
             seq: 0,
             committed_at: WallTime::EPOCH,
             active_by_key: FxHashMap::default(),
-            versions_by_key: FxHashMap::default(),
+            versions_by_key: IdLists::default(),
             keys_by_entity: FxHashMap::default(),
-            active_by_hash: FxHashMap::default(),
-            absorb_buckets: FxHashMap::default(),
+            active_by_hash: IdLists::default(),
+            absorb_buckets: IdLists::default(),
             signatures: Signatures::default(),
             admission_built: true,
-            facts_by_name: FxHashMap::default(),
-            pending_by_key: FxHashMap::default(),
+            facts_by_name: IdLists::default(),
+            pending_by_key: IdLists::default(),
             touched: Vec::new(),
             undo: None,
         }
@@ -558,7 +561,7 @@ impl Ledger {
     /// the last one stated.
     pub fn latest_value(&self, key: &Key) -> Option<&str> {
         let fact = self.active_for_key(key).or_else(|| {
-            let last = self.versions_by_key.get(key)?.last()?;
+            let last = self.versions_by_key.get(key).last()?;
             self.get(*last)
         })?;
         fact.body.value.as_deref()
@@ -586,10 +589,7 @@ impl Ledger {
 
     /// Retained facts that name `name` (canonical) as entity or participant.
     pub fn facts_naming(&self, name: &str) -> &[FactId] {
-        self.facts_by_name
-            .get(name)
-            .map(|ids| ids.as_slice())
-            .unwrap_or(&[])
+        self.facts_by_name.get(name)
     }
 
     /// Commits a batch of drafts atomically under one sequence number.
@@ -779,7 +779,7 @@ impl Ledger {
 
     fn find_duplicate(&self, normalized: &str, sig: &Signature) -> Option<FactId> {
         self.active_by_hash
-            .get(&sig.text)?
+            .get(&sig.text)
             .iter()
             .copied()
             .find(|id| text::normalize(&self.fact(*id).body.text) == normalized)
@@ -797,10 +797,7 @@ impl Ledger {
         let vh = self.bucket_hash(sig);
         let mut best: Option<(f64, FactId)> = None;
         for entity in &draft.entities {
-            let Some(bucket) = self.absorb_buckets.get(&absorb_bucket(entity, vh)) else {
-                continue;
-            };
-            for &id in bucket {
+            for &id in self.absorb_buckets.get(&absorb_bucket(entity, vh)) {
                 if !self.fact(id).body.entities.contains(entity) {
                     continue;
                 }
@@ -826,8 +823,8 @@ impl Ledger {
     /// The key as the ledger already holds it (one allocation shared by
     /// every version of the key and the maps that list it), or a new one.
     fn shared_key(&self, key: Key) -> Arc<Key> {
-        match self.versions_by_key.get_key_value(&key) {
-            Some((held, _)) => held.clone(),
+        match self.versions_by_key.stored_key(&key) {
+            Some(held) => held.clone(),
             None => Arc::new(key),
         }
     }
@@ -871,17 +868,16 @@ impl Ledger {
     fn list(&mut self, id: FactId) {
         let body = self.fact(id).body.clone();
         for name in names_of(&body) {
-            self.facts_by_name.entry(name).or_default().push(id);
+            self.facts_by_name.push(name, id);
         }
         if let Some(key) = &body.key {
-            let versions = self.versions_by_key.entry(key.clone()).or_default();
-            if versions.is_empty() {
+            if !self.versions_by_key.contains_key(key) {
                 self.keys_by_entity
                     .entry(key.entity.clone())
                     .or_default()
                     .push(key.clone());
             }
-            versions.push(id);
+            self.versions_by_key.push(key.clone(), id);
         }
     }
 
@@ -889,7 +885,7 @@ impl Ledger {
     fn unlist(&mut self, id: FactId) {
         let body = self.fact(id).body.clone();
         if let Some(key) = &body.key {
-            remove_from(&mut self.versions_by_key, key, id);
+            self.versions_by_key.remove(key, id);
             if !self.versions_by_key.contains_key(key)
                 && let Some(keys) = self.keys_by_entity.get_mut(&key.entity)
             {
@@ -900,7 +896,7 @@ impl Ledger {
             }
         }
         for name in names_of(&body) {
-            remove_from(&mut self.facts_by_name, &name, id);
+            self.facts_by_name.remove(&name, id);
         }
     }
 
@@ -1014,7 +1010,7 @@ impl Ledger {
     /// The newest retained version of a key's chain (its alternatives and
     /// tombstones hang off the chain and are never the newest).
     fn newest_version(&self, key: &Key) -> Option<FactId> {
-        self.versions_by_key.get(key)?.iter().copied().find(|v| {
+        self.versions_by_key.get(key).iter().copied().find(|v| {
             let s = &self.fact(*v).state;
             s.on_chain() && s.superseded_by.is_none()
         })
@@ -1187,13 +1183,10 @@ impl Ledger {
     /// Lists a current fact in the admission maps under its signature.
     fn index_admission(&mut self, id: FactId, sig: Signature) {
         let body = self.fact(id).body.clone();
-        self.active_by_hash.entry(sig.text).or_default().push(id);
+        self.active_by_hash.push(sig.text, id);
         let vh = self.bucket_hash(&sig);
         for e in body.entities.iter() {
-            self.absorb_buckets
-                .entry(absorb_bucket(e, vh))
-                .or_default()
-                .push(id);
+            self.absorb_buckets.push(absorb_bucket(e, vh), id);
         }
         self.signatures.insert(id, sig);
     }
@@ -1209,10 +1202,10 @@ impl Ledger {
         let Some(sig) = self.signatures.remove(id) else {
             return;
         };
-        remove_from(&mut self.active_by_hash, &sig.text, id);
+        self.active_by_hash.remove(&sig.text, id);
         let vh = self.bucket_hash(&sig);
         for e in body.entities.iter() {
-            remove_from(&mut self.absorb_buckets, &absorb_bucket(e, vh), id);
+            self.absorb_buckets.remove(&absorb_bucket(e, vh), id);
         }
     }
 
@@ -1271,27 +1264,10 @@ fn writable(facts: &mut [Option<Arc<Fact>>], id: FactId) -> Option<&mut Fact> {
         .map(Arc::make_mut)
 }
 
-/// The fact ids one lookup-map entry lists: most list one or two (a name in
-/// one fact, a key with two versions), so the first two are held inline, not
-/// in an allocation of their own (measured with heaptrack on 1,000-fact
-/// stores: the maps' `Vec`s started at four ids each). Two inline ids cost
-/// no more than one: a `SmallVec` is a length plus the larger of its inline
-/// array and a heap pointer with a length (24 bytes either way).
-type Ids = SmallVec<[FactId; 2]>;
-
 /// The absorption bucket of an entity and a value-token hash: one hash
 /// rather than the pair, so an entry costs 32 bytes instead of 48 and no
 /// reference count on the name.
 fn absorb_bucket(entity: &str, value_hash: u64) -> u64 {
     use std::hash::BuildHasher;
     rustc_hash::FxBuildHasher.hash_one((entity, value_hash))
-}
-
-fn remove_from<K: std::hash::Hash + Eq>(map: &mut FxHashMap<K, Ids>, key: &K, id: FactId) {
-    if let Some(list) = map.get_mut(key) {
-        list.retain(|x| *x != id);
-        if list.is_empty() {
-            map.remove(key);
-        }
-    }
 }

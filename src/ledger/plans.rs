@@ -26,17 +26,14 @@
 //! at most one current value (`Ledger::verify` checks that plans are off
 //! the chain and inactive, and that `pending_by_key` lists exactly them).
 
-use super::{Change, Draft, Ledger, Outcome, remove_from};
+use super::{Change, Draft, Ledger, Outcome};
 use crate::fact::{Fact, FactId, Intervals, Key, Kind, MAX_ALTERNATIVES, Seq, Status};
 use crate::time::WallTime;
 
 impl Ledger {
     /// The key's pending plans, oldest first.
     pub fn pending_plans(&self, key: &Key) -> &[FactId] {
-        self.pending_by_key
-            .get(key)
-            .map(|ids| ids.as_slice())
-            .unwrap_or(&[])
+        self.pending_by_key.get(key)
     }
 
     /// The pending plans of a keyed draft's key.
@@ -153,14 +150,14 @@ impl Ledger {
     /// Lists a pending plan under its key.
     pub(super) fn index_pending(&mut self, id: FactId) {
         if let Some(key) = self.fact(id).body.key.clone() {
-            self.pending_by_key.entry(key).or_default().push(id);
+            self.pending_by_key.push(key, id);
         }
     }
 
     /// Takes a plan off its key's pending list.
     pub(super) fn unindex_pending(&mut self, id: FactId) {
         if let Some(key) = self.fact(id).body.key.clone() {
-            remove_from(&mut self.pending_by_key, &key, id);
+            self.pending_by_key.remove(&key, id);
         }
     }
 }

@@ -63,12 +63,7 @@ impl Ledger {
     /// returned changes) every index. Returns the commit; its changes list
     /// one `Erased` per fact removed.
     pub fn forget(&mut self, what: &Forget, at: WallTime) -> Result<Commit> {
-        let versions = |key: &Key| -> Vec<FactId> {
-            self.versions_by_key
-                .get(key)
-                .map(|v| v.to_vec())
-                .unwrap_or_default()
-        };
+        let versions = |key: &Key| -> Vec<FactId> { self.versions_by_key.get(key).to_vec() };
         let doomed: Vec<FactId> = match what {
             Forget::Fact(id) => {
                 let fact = self.get(*id).ok_or(Error::UnknownFact(*id))?;
@@ -84,7 +79,7 @@ impl Ledger {
                 for &id in self.facts_naming(&name) {
                     match &self.fact(id).body.key {
                         Some(key) if *key.entity == *name => {
-                            ids.extend(self.versions_by_key.get(key).into_iter().flatten())
+                            ids.extend_from_slice(self.versions_by_key.get(key))
                         }
                         _ => ids.push(id),
                     }

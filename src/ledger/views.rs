@@ -183,7 +183,7 @@ impl Ledger {
                 ));
             }
         }
-        for (key, versions) in &self.versions_by_key {
+        for (key, versions) in self.versions_by_key.iter() {
             self.verify_cell(key, versions)?;
             if self
                 .keys_of(&key.entity)
@@ -274,7 +274,7 @@ impl Ledger {
             expected_pending.entry(key).or_default().push(f.id());
         }
         let mut actual_pending: FxHashMap<&Key, Vec<FactId>> = FxHashMap::default();
-        for (key, plans) in &self.pending_by_key {
+        for (key, plans) in self.pending_by_key.iter() {
             let mut plans = plans.to_vec();
             plans.sort();
             actual_pending.insert(key, plans);
