@@ -21,12 +21,12 @@ use std::time::Instant;
 
 use serde::Deserialize;
 use tantivy::collector::TopDocs;
+use tantivy::indexer::NoMergePolicy;
 use tantivy::query::QueryParser;
 use tantivy::schema::{
     Field, INDEXED, IndexRecordOption, STORED, Schema, TextFieldIndexing, TextOptions, Value,
 };
 use tantivy::tokenizer::{Language, LowerCaser, SimpleTokenizer, StopWordFilter, TextAnalyzer};
-use tantivy::indexer::NoMergePolicy;
 use tantivy::{Index, IndexWriter, ReloadPolicy, TantivyDocument, doc};
 
 const WARM_UP: usize = 50;
