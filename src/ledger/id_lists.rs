@@ -9,6 +9,7 @@
 //! were 22 of the heap's 103 MiB (issue 24).
 
 use std::borrow::Borrow;
+use std::collections::hash_map::Entry;
 use std::hash::Hash;
 
 use rustc_hash::FxHashMap;
@@ -73,10 +74,16 @@ impl<K: Hash + Eq> IdLists<K> {
     pub(super) fn push(&mut self, key: K, id: FactId) {
         if let Some(list) = self.many.get_mut(&key) {
             list.push(id);
-        } else if let Some((held, first)) = self.one.remove_entry(&key) {
-            self.many.insert(held, vec![first, id]);
-        } else {
-            self.one.insert(key, id);
+            return;
+        }
+        match self.one.entry(key) {
+            Entry::Vacant(slot) => {
+                slot.insert(id);
+            }
+            Entry::Occupied(single) => {
+                let (held, first) = single.remove_entry();
+                self.many.insert(held, vec![first, id]);
+            }
         }
     }
 
