@@ -71,19 +71,22 @@ impl<K: Hash + Eq> IdLists<K> {
         self.one.contains_key(key) || self.many.contains_key(key)
     }
 
-    /// Appends `id` to `key`'s list.
-    pub(super) fn push(&mut self, key: K, id: FactId) {
+    /// Appends `id` to `key`'s list; returns whether `key` listed no id
+    /// before.
+    pub(super) fn push(&mut self, key: K, id: FactId) -> bool {
         if let Some(list) = self.many.get_mut(&key) {
             list.push(id);
-            return;
+            return false;
         }
         match self.one.entry(key) {
             Entry::Vacant(slot) => {
                 slot.insert(id);
+                true
             }
             Entry::Occupied(single) => {
                 let (held, first) = single.remove_entry();
                 self.many.insert(held, vec![first, id]);
+                false
             }
         }
     }
@@ -181,7 +184,8 @@ mod tests {
             for (push, key, id) in ops {
                 let id = FactId(id);
                 if push {
-                    lists.push(key, id);
+                    let new = lists.push(key, id);
+                    prop_assert_eq!(new, !model.contains_key(&key));
                     model.entry(key).or_default().push(id);
                 } else {
                     lists.remove(&key, id);

@@ -871,13 +871,13 @@ impl Ledger {
             self.facts_by_name.push(name, id);
         }
         if let Some(key) = &body.key {
-            if !self.versions_by_key.contains_key(key) {
+            let first_version = self.versions_by_key.push(key.clone(), id);
+            if first_version {
                 self.keys_by_entity
                     .entry(key.entity.clone())
                     .or_default()
                     .push(key.clone());
             }
-            self.versions_by_key.push(key.clone(), id);
         }
     }
 
