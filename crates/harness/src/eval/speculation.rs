@@ -385,6 +385,140 @@ const FAMILY_D: Templates = Templates {
     ],
 };
 
+/// Family E: written after the gate's structural version and before the
+/// rules that D's misses shaped (`eval/README.md`); the held-out measure
+/// of those rules, and the hedge and confirmation splits' phrasings.
+const FAMILY_E: Templates = Templates {
+    current: &[
+        "{n} is {v} right now.",
+        "Quick note: {n} is {v}.",
+        "{v}, that's {n}.",
+        "{n}? {v}.",
+        "I've got {v} as {n}.",
+        "Currently {n} is {v}.",
+        "{n} is {v}, has been for a while.",
+        "Just so you know, {n} is {v}.",
+        "{n} is good old {v}.",
+        "At the moment {n} is {v}.",
+        "Oh, {n} is {v}.",
+        "{n} is {v} and that's unlikely to change.",
+        "I rely on {v}, that's {n}.",
+        "{n} is {v}, nothing new there.",
+        "Everyone knows {n} is {v}.",
+        "{n} is {v} for now.",
+        "My answer is the same as always: {n} is {v}.",
+        "{n} is still {v}.",
+        "I'm all set with {v} as {n}.",
+        "{n} is {v}, simple as that.",
+    ],
+    plans: [
+        &[
+            "{n} switches to {v} on the first of next month.",
+            "The paperwork is done and {n} becomes {v} on Friday.",
+            "Everything is arranged for {n} to be {v} starting in March.",
+            "{v} takes over as {n} at the end of the month.",
+        ],
+        &[
+            "I'm set on making {v} {n}.",
+            "I've decided {n} is going to be {v}.",
+            "I'm working toward moving {n} over to {v}.",
+            "My intent is for {n} to be {v} by fall.",
+        ],
+        &[
+            "I'd really like {n} to be {v}.",
+            "Nothing would make me happier than {v} as {n}.",
+            "I keep picturing {v} as {n}.",
+            "{v} as {n} sounds like heaven to me.",
+        ],
+        &[
+            "I'm weighing up {v} for {n}.",
+            "{v} is in the running for {n}.",
+            "I'm comparing {v} against the others for {n}.",
+            "I've been researching {v} for {n}.",
+        ],
+        &[
+            "There's some talk of {v} becoming {n}.",
+            "Perhaps {n} ends up being {v}, who can say.",
+            "{v} for {n}, maybe, maybe not.",
+            "I suppose {n} could turn out to be {v} one day.",
+        ],
+    ],
+    confirm: [
+        &[
+            "I did it, {n} is {v}.",
+            "Done: I switched {n} over to {v}.",
+            "{n} has been switched to {v}.",
+            "Took the plunge, {n} is {v}.",
+            "I moved {n} to {v} this weekend.",
+        ],
+        &[
+            "Happy to report {n} is {v}.",
+            "The move is complete and {n} is {v}.",
+            "All settled: {n} is {v}.",
+            "It's happened, {n} is {v}.",
+            "Success, {n} is {v}.",
+        ],
+        &[
+            "{n} is {v} these days.",
+            "These days {n} is {v}.",
+            "Right now {n} is {v}.",
+            "{n} is currently {v}.",
+            "At this point {n} is {v}.",
+        ],
+        &[
+            "Two weeks ago {n} switched to {v}.",
+            "On Saturday {n} became {v}.",
+            "{n} has been {v} since the weekend.",
+            "I joined {v} earlier this month, that's {n}.",
+            "Back in March {n} changed to {v}.",
+        ],
+    ],
+    abandon: &[
+        "Scratch {v}, it's not happening.",
+        "I've backed away from {v}.",
+        "{v} isn't going ahead.",
+        "We're not doing {v} anymore.",
+        "{v} is out.",
+        "I've let go of the idea of {v}.",
+        "The {v} thing is over.",
+        "{v} won't be happening.",
+        "I talked myself out of {v}.",
+        "Forget {v}.",
+        "Plans for {v} have been shelved.",
+        "{v} didn't work for us in the end.",
+        "I'm done thinking about {v}.",
+        "We said no to {v}.",
+        "{v} lost out.",
+        "The deal with {v} collapsed.",
+        "I'm staying put, {v} is not for me.",
+        "I've moved on from {v}.",
+        "{v} is a dead end.",
+        "No {v} for me after all.",
+    ],
+    completed: &[
+        "I switched {n} to {v} over the weekend.",
+        "{n} has been {v} for a few days now.",
+        "I transferred to {v}, so that's {n} now.",
+        "I finished moving, {n} is {v}.",
+        "{n} is {v} since last Monday.",
+        "As of this week {n} is {v}.",
+        "New chapter: {n} is {v}.",
+        "I've switched: {n} is {v}.",
+        "{n} went from the old place to {v} this month.",
+        "The change happened, {n} is {v}.",
+        "I swapped {n} for {v} a few days ago.",
+        "I've been with {v} for a week, that's {n}.",
+        "{n} is {v} starting today.",
+        "We moved {n} to {v} recently.",
+        "{n}: {v}, as of last Friday.",
+        "I ended up going with {v} for {n}.",
+        "Turns out {n} is {v} now, since the switch.",
+        "I picked {v}, and {n} has been {v} since.",
+        "{n} changed hands, it's {v} now.",
+        "Got it done, {n} is {v}.",
+    ],
+};
+
 /// One family's phrasings of each statement type.
 struct Templates {
     current: &'static [&'static str],
@@ -406,8 +540,11 @@ enum Family {
     /// Written before the table's extension from B; its misses shaped the
     /// structural rules (seen).
     C,
-    /// Held out: written before the structural rules, never read by them.
+    /// Written before the structural rules; its misses shaped the rules
+    /// that followed (seen).
     D,
+    /// Held out: written before the rules that D's misses shaped.
+    E,
 }
 
 const FILLER: [&str; 6] = [
@@ -494,6 +631,7 @@ fn conversation(
         Family::B => &FAMILY_B,
         Family::C => &FAMILY_C,
         Family::D => &FAMILY_D,
+        Family::E => &FAMILY_E,
     };
     let (cur, plans, conf, aband, comp) = (t.current, t.plans, t.confirm, t.abandon, t.completed);
     let filler = |k: usize| (FILLER[(i + k) % FILLER.len()].to_owned(), Role::Filler);
@@ -547,17 +685,18 @@ fn splits() -> Vec<(&'static str, &'static str, Vec<Conversation>)> {
     out.push(("held-out", "B", held(Family::B)));
     out.push(("held-out", "C", held(Family::C)));
     out.push(("held-out", "D", held(Family::D)));
+    out.push(("held-out", "E", held(Family::E)));
     for (s, name) in HEDGE_NAMES.iter().enumerate() {
         let c = (0..20)
-            .map(|i| conversation(i, Bucket::Open, false, Family::D, s, 0, 2))
+            .map(|i| conversation(i, Bucket::Open, false, Family::E, s, 0, 2))
             .collect();
-        out.push((*name, "D", c));
+        out.push((*name, "E", c));
     }
     for (w, name) in CONFIRM_NAMES.iter().enumerate() {
         let c = (0..20)
-            .map(|i| conversation(i, Bucket::CameTrue, false, Family::D, i % 5, w, 2))
+            .map(|i| conversation(i, Bucket::CameTrue, false, Family::E, i % 5, w, 2))
             .collect();
-        out.push((*name, "D", c));
+        out.push((*name, "E", c));
     }
     out
 }
