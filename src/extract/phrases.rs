@@ -12,8 +12,12 @@
 //!   (a day, month or season), `<unit>` (day, week, … and plurals), `<n>`
 //!   (a count: digits, "a", "two", "few"), `<say>` (a verb of saying),
 //!   `<det>` (a determiner), `<prep>` (a preposition of time), `<ll>` (a
-//!   contracted "will": "i'll", "we'll") and `<value>` (the statement's
-//!   value, which the gate masks; see [`VALUE`]).
+//!   contracted "will": "i'll", "we'll"), `<value>` (the statement's
+//!   value, which the gate masks; see [`VALUE`]) and a verb of changing or
+//!   choosing in one form: `<change>` ("switch", "move", "join", …),
+//!   `<changing>` ("switching") or `<changes>` ("switches"; the verbs of
+//!   changing only, not of choosing or going, whose present is habitual:
+//!   "she goes to Lincoln").
 
 use crate::text;
 
@@ -52,7 +56,22 @@ pub enum Class {
     Will,
     /// The masked value.
     Value,
+    /// A verb of changing or choosing, base form.
+    Change,
+    /// A verb of changing or choosing, `-ing` form.
+    Changing,
+    /// A verb of changing, third person present.
+    Changes,
 }
+
+/// Verbs of changing a value (their present tense, "my gym changes to X",
+/// is a scheduled change).
+const CHANGE: &[&str] = &[
+    "switch", "change", "move", "transfer", "relocate", "swap", "shift", "become", "turn",
+];
+
+/// Verbs of choosing or taking up a value (their present is habitual).
+const CHOOSE: &[&str] = &["get", "go", "join", "pick", "choose", "sign", "start"];
 
 impl Class {
     fn named(name: &str) -> Option<Class> {
@@ -65,6 +84,9 @@ impl Class {
             "prep" => Class::Prep,
             "ll" => Class::Will,
             "value" => Class::Value,
+            "change" => Class::Change,
+            "changing" => Class::Changing,
+            "changes" => Class::Changes,
             _ => return None,
         })
     }
@@ -97,6 +119,13 @@ impl Class {
             Class::Prep => PREP.contains(&tok),
             Class::Will => tok.len() > 3 && tok.ends_with("'ll"),
             Class::Value => tok == VALUE,
+            Class::Change => CHANGE.contains(&tok) || CHOOSE.contains(&tok),
+            Class::Changing => {
+                tok.ends_with("ing") && CHANGE.iter().chain(CHOOSE).any(|v| inflects(tok, v))
+            }
+            Class::Changes => CHANGE
+                .iter()
+                .any(|v| [tok.strip_suffix('s'), tok.strip_suffix("es")].contains(&Some(v))),
         }
     }
 }
@@ -273,5 +302,17 @@ mod tests {
         assert_eq!(found("consider+", "I considered it"), Some((1, 2)));
         assert_eq!(found("may <n>", "due May 3"), Some((1, 3)));
         assert_eq!(found("going to <det>", "going to my gym"), Some((0, 3)));
+        assert_eq!(found("to <change>", "to switch gyms"), Some((0, 2)));
+        assert_eq!(found("to <change>", "to switches"), None);
+        for tok in ["switching", "moving", "getting", "going", "becoming"] {
+            assert_eq!(found("<changing>", tok), Some((0, 1)), "{tok}");
+        }
+        assert_eq!(found("<changing>", "living"), None);
+        for tok in ["switches", "changes", "moves", "becomes", "turns"] {
+            assert_eq!(found("<changes>", tok), Some((0, 1)), "{tok}");
+        }
+        for tok in ["goes", "joins", "change", "switched", "becomeses"] {
+            assert_eq!(found("<changes>", tok), None, "{tok}");
+        }
     }
 }
