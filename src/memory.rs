@@ -642,15 +642,26 @@ impl Memory {
         let keyed = key.is_some() || extraction.cell.is_some();
         // The gate reads when the value holds (the caller may say it); a
         // plan, a correction or an abandonment is not a cue's to type.
-        let kind = match (o.op, o.target) {
-            (Op::Accept, None) if keyed => o.kind.unwrap_or_else(|| {
-                // The gate reads the cues around the value the text states
-                // (none when the value is the whole text by default).
-                let located = value.as_deref().filter(|v| *v != normalized);
-                gate::classify(&normalized, located).kind
-            }),
-            _ => Kind::Other,
+        let (verdict, revises) = match (o.op, o.target) {
+            (Op::Accept, None) if keyed => o.kind.map_or_else(
+                || {
+                    // The gate reads the cues around the value the text
+                    // states (none when the value is the whole text).
+                    let located = value.as_deref().filter(|v| *v != normalized);
+                    let verdict = gate::classify(&normalized, located);
+                    // Would it replace the key's current value with another?
+                    let current = key.as_ref().and_then(|k| self.ledger.active_for_key(k));
+                    let old = current.and_then(|f| f.body.value.as_deref());
+                    let revises = located
+                        .zip(old)
+                        .is_some_and(|(new, old)| text::normalize(old) != new);
+                    (verdict, revises)
+                },
+                |kind| (gate::Verdict::of(kind), false),
+            ),
+            _ => (gate::Verdict::of(Kind::Other), false),
         };
+        let kind = verdict.kind;
         // A denial with no plan to abandon may still be a retraction
         // ("Scratch that, it's not $40k after all"): the cues read it.
         let about = key.as_ref().or(extraction.cell.as_ref());
@@ -678,6 +689,12 @@ impl Memory {
         };
         // A denial only ever retracts: it asserts no value to contest with.
         let cued = cued.filter(|op| !denial || *op == Op::Revoke);
+        // A revision the cues did not type needs an assertion
+        // (`Verdict::revising`): without one it is held as a plan.
+        let kind = match cued {
+            None if revises => verdict.revising().kind,
+            _ => kind,
+        };
         let (op, key, value) = match (kind, cued, key, extraction.cell) {
             (_, Some(Op::Revoke), None, Some(cell)) => (Op::Revoke, Some(cell), None),
             (Kind::Abandonment, _, None, Some(cell)) => (Op::Accept, Some(cell), None),

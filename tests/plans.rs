@@ -315,3 +315,42 @@ fn a_plan_shows_in_a_block_only_when_disclosed() {
     );
     assert!(!now.unwrap().text.contains("planned"));
 }
+
+/// A statement with no cue that would replace the current value without
+/// asserting it is held as a plan; the same wording on an empty key, or
+/// restating the current value, is not; an asserted revision commits.
+#[test]
+fn a_revision_without_an_assertion_is_staged() {
+    let mut m = store();
+    let keyed = |text: &str, v: &str, d: i64| {
+        Observation::new(text, day(d))
+            .with_participants(["Ann Lee"])
+            .with_key(launch(), Some(v))
+    };
+    let r = m
+        .observe(keyed("Halcyon launch, Nov 10 in my notes.", "Nov 10", 1))
+        .unwrap();
+    assert_eq!(r.outcome.name(), "created", "a first value: {r:?}");
+    let r = m
+        .observe(keyed(
+            "Dec 3 keeps coming up for the Halcyon launch.",
+            "Dec 3",
+            2,
+        ))
+        .unwrap();
+    assert_eq!(r.outcome.name(), "staged", "{r:?}");
+    assert_eq!(head(&m).as_deref(), Some("nov 10"));
+    let r = m
+        .observe(keyed(
+            "Nov 10 keeps coming up for the Halcyon launch.",
+            "Nov 10",
+            3,
+        ))
+        .unwrap();
+    assert_ne!(r.outcome.name(), "staged", "a restatement: {r:?}");
+    let r = m
+        .observe(keyed("The Halcyon launch is Dec 3.", "Dec 3", 4))
+        .unwrap();
+    assert_eq!(r.outcome.name(), "promoted", "{r:?}");
+    assert_eq!(head(&m).as_deref(), Some("dec 3"));
+}

@@ -60,7 +60,7 @@ use std::sync::LazyLock;
 
 use rustc_hash::FxHashMap;
 
-use super::phrases::{Phrase, VALUE};
+use super::phrases::{self, Phrase, VALUE};
 use crate::fact::Kind;
 use crate::text;
 
@@ -514,11 +514,49 @@ pub struct Verdict {
     pub kind: Kind,
     /// The hedge strength of a speculation (1–5), else 0.
     pub strength: u8,
+    /// Whether the statement asserts that its value holds (see
+    /// [`Verdict::revising`]); true unless an `Other` statement states its
+    /// value with no assertion around it.
+    pub asserted: bool,
 }
 
+/// The hedge strength of a revision held for want of an assertion: a
+/// plan of unknown firmness, the middle of the scale.
+pub const UNASSERTED: u8 = 3;
+
 impl Verdict {
-    const fn of(kind: Kind) -> Verdict {
-        Verdict { kind, strength: 0 }
+    /// A verdict of `kind` that no cue graded (the caller's `kind`).
+    pub const fn of(kind: Kind) -> Verdict {
+        Verdict {
+            kind,
+            strength: 0,
+            asserted: true,
+        }
+    }
+
+    /// The verdict on a statement that would *replace* its key's current
+    /// value with another (the paper's gate question: does the statement
+    /// license revising the current state now?). A revision needs an
+    /// assertion: a cue of its own, or its value asserted as holding (a
+    /// copula or state verb at it, a past verb, a bare answer; see
+    /// `Scope::asserts`). Without one ("I keep picturing X as my gym", "X
+    /// is in the running") it is held as a plan of strength
+    /// [`UNASSERTED`], so a wording no cue covers stages a value instead
+    /// of replacing a true one; a first value, or a restated one, is never
+    /// held this way.
+    pub fn revising(self) -> Verdict {
+        match self {
+            Verdict {
+                kind: Kind::Other,
+                asserted: false,
+                ..
+            } => Verdict {
+                kind: Kind::Speculation,
+                strength: UNASSERTED,
+                asserted: false,
+            },
+            v => v,
+        }
     }
 }
 
@@ -708,6 +746,86 @@ impl<'a> Scope<'a> {
             })
     }
 
+    /// Whether the statement asserts that its value holds (true when the
+    /// value was not found: nothing to read): the value's clause is the
+    /// value alone (an answer: "New room: 4B", "My gym? Crunch."); a
+    /// copula or state verb stands at the value, or one adverb before it
+    /// ("is X", "it's now X",
+    /// "I'm with X", "been at X") or follows it into a definite name of
+    /// the cell ("X is my gym", "X, that's where I work"); a past verb or
+    /// participle or a third-person present leads it ("picked X", "moved
+    /// to X", "set for X", "lives in X"); or a plain first-person present
+    /// leads it ("I live in X", "we use X"). An article or possessive at
+    /// the value is read as part of it.
+    /// "Be" is no assertion ("for my gym to be X"), nor are the
+    /// progressives and infinitives the table reads as plans.
+    fn asserts(&self) -> bool {
+        const COPULA: &[&str] = &[
+            "is", "are", "am", "was", "were", "been", "remains", "remained", "stays", "stayed",
+            "it's", "that's", "here's",
+        ];
+        const AT: &[&str] = &["with", "at", "in", "on", "for", "to", "as", "from", "by"];
+        const NAMING: &[&str] = &["my", "our", "the", "where", "what", "now", "still"];
+        const ADVERB: &[&str] = &[
+            "now",
+            "still",
+            "just",
+            "currently",
+            "officially",
+            "really",
+            "actually",
+            "already",
+            "finally",
+            "always",
+            "definitely",
+        ];
+        const IRREGULAR: &[&str] = &[
+            "went", "gone", "got", "took", "chose", "made", "found", "bought", "won", "began",
+            "set", "left", "put", "become",
+        ];
+        let Some(v) = self.value else {
+            return true;
+        };
+        let here = |i: usize| self.clause[i] == self.clause[v];
+        let tok = |i: Option<usize>| i.and_then(|i| self.toks.get(i).copied());
+        // An article or possessive at the value is part of it ("is an oat
+        // latte", "moved to my aunt's").
+        let det = v
+            .checked_sub(1)
+            .is_some_and(|i| here(i) && phrases::is_determiner(self.toks[i]));
+        let at = v - usize::from(det);
+        let before = |k: usize| at.checked_sub(k).filter(|i| here(*i));
+        let (b1, b2, b3) = (tok(before(1)), tok(before(2)), tok(before(3)));
+        let alone =
+            before(1).is_none() && self.clause.get(v + 1).is_none_or(|c| *c != self.clause[v]);
+        let copula = |t: Option<&str>| t.is_some_and(|t| COPULA.contains(&t));
+        let adverb = |t: Option<&str>| t.is_some_and(|t| ADVERB.contains(&t));
+        let copula_at = copula(b1)
+            || (adverb(b1) && copula(b2))
+            || (b1.is_some_and(|t| AT.contains(&t))
+                && b2.is_some_and(|t| ["i'm", "we're", "been"].contains(&t)));
+        let (a1, a2) = (self.toks.get(v + 1).copied(), self.toks.get(v + 2).copied());
+        let names_cell = a1 == Some("that's")
+            || (a1.is_some_and(|t| COPULA.contains(&t) || t == "'s")
+                && a2.is_some_and(|t| NAMING.contains(&t)));
+        // A past verb or participle, or a present in the third person
+        // ("lives in X", "uses X").
+        let past = |t: Option<&str>| {
+            t.is_some_and(|t| {
+                (t.len() > 3 && (t.ends_with("ed") || t.ends_with('s') && !t.ends_with("ss")))
+                    || IRREGULAR.contains(&t)
+            })
+        };
+        // A progressive places the subject at the value ("I'm working at
+        // X"), unless the value is its object ("researching X").
+        let ongoing = |t: Option<&str>| t.is_some_and(|t| t.len() > 4 && t.ends_with("ing"));
+        let led_by_past =
+            past(b1) || (b1.is_some_and(|t| AT.contains(&t)) && (past(b2) || ongoing(b2)));
+        let first_person = |t: Option<&str>| t.is_some_and(|t| t == "i" || t == "we");
+        let present = first_person(b2) || (b1.is_some_and(|t| AT.contains(&t)) && first_person(b3));
+        alone || copula_at || names_cell || led_by_past || present
+    }
+
     /// Masks "may" where it ends its clause: the month ("… is in May,
     /// on the 3rd"); the modal always has a verb after it.
     fn mask_months(&mut self) {
@@ -804,6 +922,7 @@ pub fn classify(normalized: &str, value: Option<&str>) -> Verdict {
         return Verdict {
             kind: Kind::Speculation,
             strength,
+            asserted: true,
         };
     }
     if any(&scope, Role::Correction) {
@@ -812,7 +931,10 @@ pub fn classify(normalized: &str, value: Option<&str>) -> Verdict {
     if any(&scope, Role::Changed) {
         return Verdict::of(Kind::Completed);
     }
-    Verdict::of(Kind::Other)
+    Verdict {
+        asserted: scope.asserts(),
+        ..Verdict::of(Kind::Other)
+    }
 }
 
 #[cfg(test)]
@@ -1047,6 +1169,50 @@ mod tests {
             assert_eq!(kind(s, "Ally"), Speculation, "{s}");
         }
         assert_eq!(kind("The Ally option collapsed.", "Ally"), Abandonment);
+    }
+
+    #[test]
+    fn a_revision_needs_an_assertion() {
+        use Kind::*;
+        let revising = |s: &str, v: &str| {
+            let v = classify(&text::normalize(s), Some(&text::normalize(v))).revising();
+            (v.kind, v.strength)
+        };
+        // No cue and nothing asserting the value: held when it would
+        // replace another value, a plain statement otherwise.
+        for s in [
+            "I keep imagining Ally as my bank.",
+            "Ally is in my thoughts for my bank.",
+            "I've been reading about Ally for my bank.",
+            "Everything is lined out for my bank to be Ally.",
+        ] {
+            assert_eq!(revising(s, "Ally"), (Speculation, UNASSERTED), "{s}");
+            assert_eq!(kind(s, "Ally"), Other, "{s}");
+        }
+        // Asserted (plain or completed): a copula at the value, a name of
+        // the cell after it, a past verb or a first-person present before
+        // it, a bare answer.
+        for s in [
+            "My bank is Ally.",
+            "My bank is now Ally.",
+            "Ally is my bank.",
+            "Ally, that's my bank.",
+            "I picked Ally for my bank.",
+            "I bank with Ally.",
+            "We use Ally.",
+            "My bank has become Ally.",
+            "New bank: Ally.",
+            "My bank? Ally.",
+        ] {
+            assert_ne!(revising(s, "Ally").0, Speculation, "{s}");
+        }
+        // A cue's verdict stands; a value the text does not hold is not read.
+        assert_eq!(
+            revising("I might switch to Ally.", "Ally"),
+            (Speculation, 5)
+        );
+        let v = classify(&text::normalize("Sounds good to me."), Some("ally"));
+        assert_eq!(v.revising().kind, Other);
     }
 
     #[test]

@@ -130,6 +130,11 @@ impl Class {
     }
 }
 
+/// Whether `tok` is a determiner or possessive (`<det>`).
+pub fn is_determiner(tok: &str) -> bool {
+    Class::Det.holds(tok)
+}
+
 /// One word of a phrase.
 #[derive(Clone, Debug)]
 pub(super) enum Pattern {

@@ -766,9 +766,11 @@ fn run_one(arm: &str, c: &Conversation, row: &mut Row) -> Result<()> {
             Role::Filler => None,
         };
         if let Some(v) = value {
-            let speculative = gate::classify(&text::normalize(turn), Some(&text::normalize(v)))
-                .kind
-                == Kind::Speculation;
+            // The gate as `Memory` applies it: a revision needs an assertion.
+            let verdict = gate::classify(&text::normalize(turn), Some(&text::normalize(v)));
+            let revises = head(&m).is_some_and(|h| h != text::normalize(v));
+            let verdict = if revises { verdict.revising() } else { verdict };
+            let speculative = verdict.kind == Kind::Speculation;
             o = match arm {
                 "ungated" => o.with_key(key.clone(), Some(v)).with_kind(Kind::Other),
                 "plan-typed" if speculative => {
