@@ -803,7 +803,7 @@ impl<'a> Scope<'a> {
         let copula_at = copula(b1)
             || (adverb(b1) && copula(b2))
             || (b1.is_some_and(|t| AT.contains(&t))
-                && b2.is_some_and(|t| ["i'm", "we're", "been"].contains(&t)));
+                && (copula(b2) || b2.is_some_and(|t| ["i'm", "we're"].contains(&t))));
         let (a1, a2) = (self.toks.get(v + 1).copied(), self.toks.get(v + 2).copied());
         let names_cell = a1 == Some("that's")
             || (a1.is_some_and(|t| COPULA.contains(&t) || t == "'s")

@@ -12,16 +12,17 @@
 //! text, so classification is what is measured.
 //!
 //! Splits: `core` (60: 20 per outcome), `held-out` (147: 44 per outcome and
-//! 15 controls, long free-text values) in families B, C and D, `hedge` (5
+//! 15 controls, long free-text values) in families B to E, `hedge` (5
 //! strengths × 20 open plans) and `confirmation` (4 wordings × 20 plans
-//! that came true) in family D.
+//! that came true) in family E.
 //! **Template families**, in the order written: the phrase table was first
 //! written from A and measured on B; B's misses shaped its extension; C,
 //! written before that extension, shaped the gate's second, structural
 //! version; D (20 phrasings of every statement type) was written and
-//! committed before the structural version and is the held-out measure.
-//! Its first look found one bug (the month "May" after "live in"), since
-//! fixed; its lexical misses were left as they are (`eval/README.md`).
+//! committed before the structural version; its misses then shaped the
+//! rows written as structure and the rule that a revision needs an
+//! assertion; E, written before those, is the held-out measure
+//! (`eval/README.md`).
 //!
 //! Metrics (paper Section 4), each with a Wilson 95% interval:
 //! pending-window contamination (an at-risk plan — abandoned or open — is
@@ -879,10 +880,11 @@ pub fn markdown(w: &mut String, rows: &[Row]) {
         "## Speculation gate (AgentMemGate) — plans staged, not stored (our generator)\n\n\
          Each cell is **ours (Wilson 95%) · paper** with k/n. At-risk plans are the abandoned and open \
          ones. Family A is what the gate's phrase table was first written from; family B's misses \
-         shaped its extension; family C shaped the gate's structural version (all three seen); \
-         family D, also used by the hedge and confirmation splits, was written before the \
-         structural version and is held out, except for one bug its first look exposed and that \
-         was fixed (`eval/README.md`). \
+         shaped its extension; family C shaped the gate's structural version; family D's misses \
+         shaped the rows after it and the rule that a revision needs an assertion (all four \
+         seen); family E, also used by the hedge and confirmation splits, was written before \
+         those and is held out, except for one bug its first look exposed and that was fixed \
+         (`eval/README.md`). \
          `crates/harness/src/eval/speculation.rs` documents the generator, the arms and the metrics.\n\n\
          | Split | Family | Arm | Pending-window contamination ↓ | At-end contamination ↓ | Immediate commit ↑ | Over-held controls ↓ | Task accuracy ↑ |\n\
          |---|---|---|---|---|---|---|---|"
