@@ -520,6 +520,139 @@ const FAMILY_E: Templates = Templates {
     ],
 };
 
+/// Family F: written after E's measure of the assertion rule and before
+/// any rule E's misses would shape; the held-out measure of those.
+const FAMILY_F: Templates = Templates {
+    current: &[
+        "We've had {v} as {n} for years.",
+        "{n} happens to be {v}.",
+        "Lately {n} has been {v}.",
+        "Ha, {n}? That'd be {v}.",
+        "{v} is {n}, has been forever.",
+        "Okay so {n} is {v}.",
+        "I go with {v} for {n}.",
+        "{n} would be {v}, I guess.",
+        "Count {v} as {n}.",
+        "{n} is {v}, like always.",
+        "{v} has been {n} since I can remember.",
+        "Pretty sure {n} is {v}.",
+        "{n} is {v} and I love it.",
+        "My whole routine revolves around {v}, that's {n}.",
+        "{n}, for what it's worth, is {v}.",
+        "Still {v} for {n}.",
+        "{n} is {v} and has been for a good while.",
+        "I'm a regular at {v}, that's {n}.",
+        "Put down {v} as {n}.",
+        "{n} is {v}, no drama.",
+    ],
+    plans: [
+        &[
+            "{n} will officially be {v} after the lease runs out.",
+            "I signed the papers and {n} becomes {v} next Monday.",
+            "The switch of {n} to {v} happens on the 15th.",
+            "It's locked in: {n} flips to {v} in March.",
+        ],
+        &[
+            "I'm going for {v} as {n}.",
+            "I'll make {v} {n} once things calm down.",
+            "I've resolved that {n} should be {v}.",
+            "The move to {v} for {n} is what I'm working on.",
+        ],
+        &[
+            "Honestly {v} as {n} would be a dream.",
+            "I'm craving a change to {v} for {n}.",
+            "{v} for {n} is the dream.",
+            "If only {n} were {v}.",
+        ],
+        &[
+            "I'm scoping out {v} for {n}.",
+            "{v} has caught my eye for {n}.",
+            "I've got {v} on my radar for {n}.",
+            "I'm sizing up {v} as {n}.",
+        ],
+        &[
+            "Who knows, {n} might end up {v}.",
+            "There's an outside chance {n} becomes {v}.",
+            "{v} for {n} is a long shot.",
+            "Maybe one day {v} will be {n}.",
+        ],
+    ],
+    confirm: [
+        &[
+            "Switched {n} to {v}, done and dusted.",
+            "I made the change, {n} is {v}.",
+            "{n} is {v} now that I switched.",
+            "Moved {n} over to {v}.",
+            "I went through with it: {n} is {v}.",
+        ],
+        &[
+            "It all worked out, {n} is {v}.",
+            "The switch went smoothly, {n} is {v}.",
+            "We pulled it off, {n} is {v}.",
+            "Everything's finalized: {n} is {v}.",
+            "The plan happened, {n} is {v}.",
+        ],
+        &[
+            "{n} is {v} at this point.",
+            "Nowadays {n} is {v}.",
+            "{n} is {v}, that's where things are.",
+            "{v} is {n} now.",
+            "{n} is officially {v}.",
+        ],
+        &[
+            "A month ago {n} became {v}.",
+            "Over the summer {n} switched to {v}.",
+            "I joined {v} in the fall, so that's {n}.",
+            "{n} has been {v} since Tuesday.",
+            "We finished moving {n} to {v} last week.",
+        ],
+    ],
+    abandon: &[
+        "{v} is off, we're staying.",
+        "I backed out of {v}.",
+        "I'm not going ahead with {v}.",
+        "{v} was never going to work.",
+        "Decided against {v} in the end.",
+        "No to {v}.",
+        "We nixed {v}.",
+        "{v} is not happening now.",
+        "I gave {v} a pass.",
+        "The {v} idea died.",
+        "Not {v}, not anymore.",
+        "Abandoned the {v} plan.",
+        "I walked away from {v}.",
+        "{v} fell apart.",
+        "We're done with {v} as an idea.",
+        "{v}? Dropped it.",
+        "I've shelved {v} for good.",
+        "Change of plans, no {v}.",
+        "I'll pass on {v}.",
+        "{v} didn't make the cut.",
+    ],
+    completed: &[
+        "Just moved {n} to {v}.",
+        "{n} is {v} now, made the switch last week.",
+        "I joined {v}, so {n} is {v}.",
+        "I changed {n} to {v} on Monday.",
+        "{n} officially became {v}.",
+        "We've gone with {v} for {n} since March.",
+        "{n} flipped to {v} a few days back.",
+        "I transferred {n} to {v} yesterday.",
+        "Say hello to {n}: {v}.",
+        "{n}: now {v}.",
+        "I'm with {v} now for {n}.",
+        "I settled on {v}, and {n} is {v}.",
+        "Swapped {n} to {v} last month.",
+        "{n} is {v} after the change.",
+        "The switch is done: {n} is {v}.",
+        "{n} finally became {v}.",
+        "I left my old place and {n} is {v}.",
+        "Ended up with {v} as {n}, it's done.",
+        "{n} moved to {v} this week.",
+        "{v} became {n} on the first.",
+    ],
+};
+
 /// One family's phrasings of each statement type.
 struct Templates {
     current: &'static [&'static str],
@@ -544,8 +677,11 @@ enum Family {
     /// Written before the structural rules; its misses shaped the rules
     /// that followed (seen).
     D,
-    /// Held out: written before the rules that D's misses shaped.
+    /// Written before the rules that D's misses shaped; the first measure
+    /// of them.
     E,
+    /// Held out: written before any rule E's misses would shape.
+    F,
 }
 
 const FILLER: [&str; 6] = [
@@ -633,6 +769,7 @@ fn conversation(
         Family::C => &FAMILY_C,
         Family::D => &FAMILY_D,
         Family::E => &FAMILY_E,
+        Family::F => &FAMILY_F,
     };
     let (cur, plans, conf, aband, comp) = (t.current, t.plans, t.confirm, t.abandon, t.completed);
     let filler = |k: usize| (FILLER[(i + k) % FILLER.len()].to_owned(), Role::Filler);
@@ -687,6 +824,7 @@ fn splits() -> Vec<(&'static str, &'static str, Vec<Conversation>)> {
     out.push(("held-out", "C", held(Family::C)));
     out.push(("held-out", "D", held(Family::D)));
     out.push(("held-out", "E", held(Family::E)));
+    out.push(("held-out", "F", held(Family::F)));
     for (s, name) in HEDGE_NAMES.iter().enumerate() {
         let c = (0..20)
             .map(|i| conversation(i, Bucket::Open, false, Family::E, s, 0, 2))
