@@ -184,6 +184,8 @@ pub static GATE: &[GateRule] = &[
             "fall+ through",
             "collaps+",
             "no-go",
+            "mov+ on from <value>",
+            "moved on from <value>",
             "let <det> … go",
             "let it go",
             "chang+ my mind",
@@ -298,6 +300,8 @@ pub static GATE: &[GateRule] = &[
             "has been <value>",
             "have been <value>",
             "been living",
+            "went from … to <value>",
+            "gone from … to <value>",
         ],
     ),
     row(
@@ -1047,6 +1051,12 @@ mod tests {
         assert_eq!(kind("Aldi didn't work out for us.", "Aldi"), Abandonment);
         assert_eq!(kind("Turns out Aldi won't happen.", "Aldi"), Abandonment);
         assert_eq!(kind("I let the Aldi thing go.", "Aldi"), Abandonment);
+        assert_eq!(kind("We've moved on from Aldi.", "Aldi"), Abandonment);
+        assert_eq!(kind("We moved on from Safeway to Aldi.", "Aldi"), Completed);
+        assert_eq!(
+            kind("My store went from Safeway to Aldi.", "Aldi"),
+            Completed
+        );
         assert_eq!(kind("Let's go to Aldi, it's my store.", "Aldi"), Other);
         // A negation well after the value, or in another clause, is not
         // about it.

@@ -12,16 +12,17 @@
 //! text, so classification is what is measured.
 //!
 //! Splits: `core` (60: 20 per outcome), `held-out` (147: 44 per outcome and
-//! 15 controls, long free-text values) in families B to E, `hedge` (5
+//! 15 controls, long free-text values) in families B to F, `hedge` (5
 //! strengths × 20 open plans) and `confirmation` (4 wordings × 20 plans
-//! that came true) in family E.
+//! that came true) in family F.
 //! **Template families**, in the order written: the phrase table was first
 //! written from A and measured on B; B's misses shaped its extension; C,
 //! written before that extension, shaped the gate's second, structural
 //! version; D (20 phrasings of every statement type) was written and
 //! committed before the structural version; its misses then shaped the
 //! rows written as structure and the rule that a revision needs an
-//! assertion; E, written before those, is the held-out measure
+//! assertion; E, written before those, measured them and its misses
+//! shaped two rows; F, written before those two, is the held-out measure
 //! (`eval/README.md`).
 //!
 //! Metrics (paper Section 4), each with a Wilson 95% interval:
@@ -387,8 +388,8 @@ const FAMILY_D: Templates = Templates {
 };
 
 /// Family E: written after the gate's structural version and before the
-/// rules that D's misses shaped (`eval/README.md`); the held-out measure
-/// of those rules, and the hedge and confirmation splits' phrasings.
+/// rules that D's misses shaped (`eval/README.md`); their first measure,
+/// and seen since: its misses shaped two rows.
 const FAMILY_E: Templates = Templates {
     current: &[
         "{n} is {v} right now.",
@@ -521,7 +522,8 @@ const FAMILY_E: Templates = Templates {
 };
 
 /// Family F: written after E's measure of the assertion rule and before
-/// any rule E's misses would shape; the held-out measure of those.
+/// any rule E's misses shaped; the held-out measure, and the hedge and
+/// confirmation splits' phrasings.
 const FAMILY_F: Templates = Templates {
     current: &[
         "We've had {v} as {n} for years.",
@@ -827,15 +829,15 @@ fn splits() -> Vec<(&'static str, &'static str, Vec<Conversation>)> {
     out.push(("held-out", "F", held(Family::F)));
     for (s, name) in HEDGE_NAMES.iter().enumerate() {
         let c = (0..20)
-            .map(|i| conversation(i, Bucket::Open, false, Family::E, s, 0, 2))
+            .map(|i| conversation(i, Bucket::Open, false, Family::F, s, 0, 2))
             .collect();
-        out.push((*name, "E", c));
+        out.push((*name, "F", c));
     }
     for (w, name) in CONFIRM_NAMES.iter().enumerate() {
         let c = (0..20)
-            .map(|i| conversation(i, Bucket::CameTrue, false, Family::E, i % 5, w, 2))
+            .map(|i| conversation(i, Bucket::CameTrue, false, Family::F, i % 5, w, 2))
             .collect();
-        out.push((*name, "E", c));
+        out.push((*name, "F", c));
     }
     out
 }
@@ -1019,10 +1021,10 @@ pub fn markdown(w: &mut String, rows: &[Row]) {
          Each cell is **ours (Wilson 95%) · paper** with k/n. At-risk plans are the abandoned and open \
          ones. Family A is what the gate's phrase table was first written from; family B's misses \
          shaped its extension; family C shaped the gate's structural version; family D's misses \
-         shaped the rows after it and the rule that a revision needs an assertion (all four \
-         seen); family E, also used by the hedge and confirmation splits, was written before \
-         those and is held out, except for one bug its first look exposed and that was fixed \
-         (`eval/README.md`). \
+         shaped the rows after it and the rule that a revision needs an assertion; family E, \
+         written before those, measured them (one bug its first look exposed was fixed) and its \
+         misses shaped two more rows (all five seen); family F, also used by the hedge and \
+         confirmation splits, was written before those two and is held out (`eval/README.md`). \
          `crates/harness/src/eval/speculation.rs` documents the generator, the arms and the metrics.\n\n\
          | Split | Family | Arm | Pending-window contamination ↓ | At-end contamination ↓ | Immediate commit ↑ | Over-held controls ↓ | Task accuracy ↑ |\n\
          |---|---|---|---|---|---|---|---|"
