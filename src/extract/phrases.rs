@@ -123,9 +123,11 @@ impl Class {
             Class::Changing => {
                 tok.ends_with("ing") && CHANGE.iter().chain(CHOOSE).any(|v| inflects(tok, v))
             }
-            Class::Changes => CHANGE
-                .iter()
-                .any(|v| [tok.strip_suffix('s'), tok.strip_suffix("es")].contains(&Some(v))),
+            Class::Changes => tok.strip_suffix('s').is_some_and(|base| {
+                CHANGE
+                    .iter()
+                    .any(|v| base == *v || base.strip_suffix('e') == Some(v))
+            }),
         }
     }
 }
@@ -184,6 +186,11 @@ impl Pattern {
 /// -ed, -d, -ing, with a doubled final consonant, a dropped final `e` or a
 /// final `y` turned `i`).
 fn inflects(tok: &str, stem: &str) -> bool {
+    // Every inflection starts with the stem's first letter: most tokens
+    // are rejected here, before any prefix comparison.
+    if tok.as_bytes().first() != stem.as_bytes().first() {
+        return false;
+    }
     let Some(rest) = tok.strip_prefix(stem) else {
         let cut = |c: char| stem.strip_suffix(c);
         return match (cut('e'), cut('y')) {
