@@ -354,6 +354,7 @@ pub static GATE: &[GateRule] = &[
             "torn between",
             "eye+",
             "debat+",
+            "looking at",
             "on the fence",
             "option",
             "options",
@@ -809,9 +810,8 @@ impl<'a> Scope<'a> {
             || (b1.is_some_and(|t| AT.contains(&t))
                 && (copula(b2) || b2.is_some_and(|t| ["i'm", "we're"].contains(&t))));
         let (a1, a2) = (self.toks.get(v + 1).copied(), self.toks.get(v + 2).copied());
-        let names_cell = a1 == Some("that's")
-            || (a1.is_some_and(|t| COPULA.contains(&t) || t == "'s")
-                && a2.is_some_and(|t| NAMING.contains(&t)));
+        let names_cell =
+            a1 == Some("that's") || (copula(a1) && a2.is_some_and(|t| NAMING.contains(&t)));
         // A past verb or participle, or a present in the third person
         // ("lives in X", "uses X").
         let past = |t: Option<&str>| {
@@ -1155,6 +1155,11 @@ mod tests {
             Other
         );
         assert_eq!(kind("I'm living in Leeds.", "Leeds"), Other);
+        // Looking at a value is weighing it, not being there.
+        assert_eq!(
+            kind("I'm looking at Leeds for the office.", "Leeds"),
+            Speculation
+        );
         // The present tense of a verb of changing is a scheduled change,
         // and overrides a happened change; the present of going is not.
         assert_eq!(
