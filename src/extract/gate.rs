@@ -67,8 +67,9 @@ use crate::text;
 /// What a cue of the table does (see the module docs for the order).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Role {
-    /// Masked before anything else: speech frames, answers, "going to" a
-    /// place, "May" the month.
+    /// Masked before anything else: speech frames, answers, the listener's
+    /// wondering ("if you were wondering"), "going to" a place, "May" the
+    /// month.
     Aside,
     /// "Not X but Y": a correction.
     Contrast,
@@ -134,6 +135,9 @@ pub static GATE: &[GateRule] = &[
             "let me <say>",
             "that would be",
             "that'd be",
+            "you were wondering",
+            "you're wondering",
+            "you wonder+",
             "used to",
             "had to",
             "managed to",
@@ -401,7 +405,6 @@ pub static GATE: &[GateRule] = &[
             "drawn to",
             "attracted to",
             "interested in",
-            "fancy",
         ],
     ),
     row(
@@ -1259,6 +1262,16 @@ mod tests {
             Speculation
         );
         assert_eq!(kind("By May the launch is Dec 3.", "Dec 3"), Other);
+        // The listener's wondering is no hedge; "nothing fancy" no wish.
+        assert_eq!(
+            kind("My gym is Crunch, if you were wondering.", "Crunch"),
+            Other
+        );
+        assert_eq!(kind("Nothing fancy, my gym is Crunch.", "Crunch"), Other);
+        assert_eq!(
+            kind("I wonder if my gym will be Crunch.", "Crunch"),
+            Speculation
+        );
         // Words of the value, or inside others, are not cues.
         assert_eq!(kind("My gym is Planet Fitness.", "Planet Fitness"), Other);
         assert_eq!(kind("Maybelline is my brand.", "Maybelline"), Other);
