@@ -649,12 +649,16 @@ impl Memory {
                     // states (none when the value is the whole text).
                     let located = value.as_deref().filter(|v| *v != normalized);
                     let verdict = gate::classify(&normalized, located);
-                    // Would it replace the key's current value with another?
-                    let current = key.as_ref().and_then(|k| self.ledger.active_for_key(k));
-                    let old = current.and_then(|f| f.body.value.as_deref());
-                    let revises = located
-                        .zip(old)
-                        .is_some_and(|(new, old)| text::normalize(old) != new);
+                    // Would an unasserted statement replace the key's
+                    // current value with another? (A restatement is the
+                    // same value, compared as the ledger compares it.)
+                    let revises = !verdict.asserted
+                        && located.zip(key.as_ref()).is_some_and(|(new, k)| {
+                            let current = self.ledger.active_for_key(k);
+                            current
+                                .and_then(|f| f.body.value.as_deref())
+                                .is_some_and(|old| old != new)
+                        });
                     (verdict, revises)
                 },
                 |kind| (gate::Verdict::of(kind), false),

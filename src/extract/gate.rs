@@ -808,16 +808,17 @@ impl<'a> Scope<'a> {
             before(1).is_none() && self.clause.get(v + 1).is_none_or(|c| *c != self.clause[v]);
         let copula = |t: Option<&str>| t.is_some_and(|t| COPULA.contains(&t));
         let adverb = |t: Option<&str>| t.is_some_and(|t| ADVERB.contains(&t));
+        // The value is the object of a preposition ("in X", "at X").
+        let placed = b1.is_some_and(|t| AT.contains(&t));
         let copula_at = copula(b1)
             || (adverb(b1) && copula(b2))
-            || (b1.is_some_and(|t| AT.contains(&t))
-                && (copula(b2) || b2.is_some_and(|t| ["i'm", "we're"].contains(&t))));
+            || (placed && (copula(b2) || b2.is_some_and(|t| ["i'm", "we're"].contains(&t))));
         let (a1, a2) = (self.toks.get(v + 1).copied(), self.toks.get(v + 2).copied());
         let names_cell =
             a1 == Some("that's") || (copula(a1) && a2.is_some_and(|t| NAMING.contains(&t)));
         // A past verb or participle, or a present in the third person
         // ("lives in X", "uses X").
-        let past = |t: Option<&str>| {
+        let asserting_verb = |t: Option<&str>| {
             t.is_some_and(|t| {
                 (t.len() > 3 && (t.ends_with("ed") || t.ends_with('s') && !t.ends_with("ss")))
                     || IRREGULAR.contains(&t)
@@ -826,11 +827,10 @@ impl<'a> Scope<'a> {
         // A progressive places the subject at the value ("I'm working at
         // X"), unless the value is its object ("researching X").
         let ongoing = |t: Option<&str>| t.is_some_and(|t| t.len() > 4 && t.ends_with("ing"));
-        let led_by_past =
-            past(b1) || (b1.is_some_and(|t| AT.contains(&t)) && (past(b2) || ongoing(b2)));
+        let led_by_verb = asserting_verb(b1) || (placed && (asserting_verb(b2) || ongoing(b2)));
         let first_person = |t: Option<&str>| t.is_some_and(|t| t == "i" || t == "we");
-        let present = first_person(b2) || (b1.is_some_and(|t| AT.contains(&t)) && first_person(b3));
-        alone || copula_at || names_cell || led_by_past || present
+        let present = first_person(b2) || (placed && first_person(b3));
+        alone || copula_at || names_cell || led_by_verb || present
     }
 
     /// Masks "may" where it ends its clause: the month ("… is in May,
