@@ -22,7 +22,7 @@ use crate::extract::{
 };
 use crate::fact::{Fact, FactBody, FactId, Key, Kind, Op, Seq, name_key};
 use crate::graph::{GraphWriter, NodeId, contribution};
-use crate::index::{CorpusWriter, DocInput, IndexVersion, Timeline};
+use crate::index::{CorpusWriter, DocInput, IndexInputs, IndexVersion, Timeline};
 use crate::ledger::{AsOf, Change, Commit, Draft, Ledger, Outcome, names_of};
 use crate::limits::{MAX_NAMES, MAX_TEXT_BYTES, check_names};
 use crate::names::Names;
@@ -420,7 +420,33 @@ impl Memory {
         seq: Seq,
         committed_at: WallTime,
     ) -> Result<Self> {
+        Memory::restore_indexed(config, facts, next_id, seq, committed_at, None)
+    }
+
+    /// [`Memory::restore`], with the index segments built from `inputs`
+    /// where they hold a fact rather than from its text: the same store,
+    /// without tokenizing (a restore from a checkpoint). `inputs` must
+    /// have been made by [`IndexInputs::of`] under this configuration's
+    /// scoring parameters and carry their [`fingerprint`] (the caller
+    /// checks it).
+    ///
+    /// [`fingerprint`]: crate::index::inputs::fingerprint
+    pub fn restore_indexed(
+        config: Config,
+        facts: Vec<Fact>,
+        next_id: u64,
+        seq: Seq,
+        committed_at: WallTime,
+        inputs: Option<IndexInputs>,
+    ) -> Result<Self> {
         let mut memory = Memory::new(config)?;
+        if let Some(inputs) = inputs {
+            let inputs = Arc::new(inputs);
+            memory.active.take_terms_from(inputs.clone());
+            if let Some(h) = &mut memory.history {
+                h.take_terms_from(inputs);
+            }
+        }
         let mut facts = facts;
         // Decoded bodies are each their own (a body shared with another
         // holder keeps its names).

@@ -494,6 +494,53 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// A store restored with index inputs (a checkpoint's) is the store
+    /// restored from its texts: the same segments, term for term, in the
+    /// active index and the history index, so every retrieval is the same.
+    #[test]
+    fn prop_a_store_restored_from_index_inputs_is_the_store_restored_from_text(
+        ops in prop::collection::vec(op(), 1..40),
+        history_index in any::<bool>(),
+        stem in any::<bool>(),
+    ) {
+        let mut config = Config { history_index, merge: MergeMode::Inline, ..Config::default() };
+        config.score.stem = stem;
+        let mut m = Memory::new(config.clone()).unwrap();
+        for op in without_pruning(ops) {
+            apply(&mut m, op)?;
+        }
+        let l = m.ledger();
+        let facts: Vec<_> = l.facts().cloned().collect();
+        let inputs = pfm::index::IndexInputs::of(facts.iter().map(|f| &*f.body), &config.score);
+        let (next_id, seq, at) = (l.next_id(), l.seq(), l.committed_at());
+        let from_text = Memory::restore(config.clone(), facts.clone(), next_id, seq, at).unwrap();
+        let from_inputs = Memory::restore_indexed(config, facts, next_id, seq, at, Some(inputs)).unwrap();
+        let (a, b) = (from_text.version(), from_inputs.version());
+        prop_assert_eq!(segments(&a.active), segments(&b.active));
+        prop_assert_eq!(a.history.as_ref().map(segments), b.history.as_ref().map(segments));
+        for e in ENTITIES {
+            let request = pfm::Request::new(format!("{e} meeting_time room likes"), day(500))
+                .with_participants([PARTICIPANTS[0]]);
+            prop_assert_eq!(from_inputs.retrieve(&request).unwrap().text, from_text.retrieve(&request).unwrap().text);
+        }
+    }
+}
+
+/// Every segment of a corpus as shown, less its process-unique id.
+fn segments(corpus: &pfm::index::Corpus) -> Vec<String> {
+    corpus
+        .views()
+        .iter()
+        .map(|v| {
+            let shown = format!("{:?}", v.segment);
+            shown[shown.find(", ").unwrap_or(0)..].to_owned()
+        })
+        .collect()
+}
+
 /// `ops` without graph pruning, which is not part of the ledger (the
 /// server never prunes): the durable ledger's tests run what it stores.
 fn without_pruning(ops: Vec<Op>) -> Vec<Op> {

@@ -6,6 +6,8 @@
 //!   (text, entities, participants), per-term presence counts, per-document
 //!   lengths, recency, usage and graph nodes.
 //! - [`deletes`]: the copy-on-write bitset of a segment's deleted documents.
+//! - [`inputs`]: each fact's terms as a segment reads them, kept so a
+//!   restored store builds its segments without tokenizing again.
 //! - [`corpus`]: the segments of one index with their deletions and the exact
 //!   statistics of the live documents (N, document frequencies, lengths).
 //! - [`timeline`]: every retained fact with its activity intervals, for
@@ -18,12 +20,14 @@
 
 pub mod corpus;
 pub mod deletes;
+pub mod inputs;
 pub mod prefetch;
 pub mod segment;
 pub mod timeline;
 pub mod writer;
 
 pub use corpus::{Corpus, SegmentView};
+pub use inputs::IndexInputs;
 pub use segment::{Attrs, DocAttrs, DocInput, FIELDS, Posting, Segment};
 pub use timeline::Timeline;
 pub use writer::CorpusWriter;

@@ -37,6 +37,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use rustc_hash::FxHashMap;
 
 use super::deletes::DeleteSet;
+use super::inputs::IndexInputs;
 use super::prefetch::prefetch;
 use crate::config::ScoreParams;
 use crate::fact::{Fact, FactBody, FactId, Said, Usage, name_key};
@@ -439,12 +440,36 @@ pub struct Segment {
 impl Segment {
     /// Builds a segment from documents (any order; at most one per fact),
     /// reading each one's terms from its text and names.
-    pub fn build(mut docs: Vec<DocInput>, params: &ScoreParams) -> Segment {
+    pub fn build(docs: Vec<DocInput>, params: &ScoreParams) -> Segment {
+        Segment::build_with(docs, params, None)
+    }
+
+    /// [`Segment::build`], taking the terms of each document that `inputs`
+    /// holds from there rather than from its text: the same segment
+    /// (invariant 2 of [`IndexInputs`]), without tokenizing. `inputs` must
+    /// have been made under `params` (its [`fingerprint`](super::inputs::fingerprint)).
+    pub fn build_with(
+        mut docs: Vec<DocInput>,
+        params: &ScoreParams,
+        inputs: Option<&IndexInputs>,
+    ) -> Segment {
         docs.sort_by_key(|d| d.body.id);
+        // The segment's id of each of the inputs' terms, once looked up.
+        let mut known = vec![u32::MAX; inputs.map_or(0, IndexInputs::term_count)];
         Segment::assemble(docs, params, |_, doc, dictionary, out| {
-            for_each_term(&doc.body, params, |term, tf| {
-                out.push((dictionary.id(term), tf))
-            })
+            let Some((inputs, terms)) = inputs.and_then(|i| Some((i, i.doc(doc.body.id)?))) else {
+                return for_each_term(&doc.body, params, |term, tf| {
+                    out.push((dictionary.id(term), tf))
+                });
+            };
+            for &(t, tf) in terms.terms {
+                let id = &mut known[t as usize];
+                if *id == u32::MAX {
+                    *id = dictionary.id(inputs.term(t));
+                }
+                out.push((*id, tf));
+            }
+            terms.lens
         })
     }
 

@@ -22,6 +22,7 @@ use crossbeam_channel::{Receiver, TryRecvError, bounded};
 
 use super::corpus::{Corpus, SegmentView};
 use super::deletes::DeleteSet;
+use super::inputs::IndexInputs;
 use super::segment::{DocInput, Segment};
 use crate::config::{MergeMode, ScoreParams};
 use crate::fact::FactId;
@@ -53,6 +54,8 @@ pub struct CorpusWriter {
     corpus: Corpus,
     /// Documents added since the last commit.
     pending: Vec<DocInput>,
+    /// Terms for the next commit's segment, made earlier (a restore's).
+    inputs: Option<Arc<IndexInputs>>,
     params: ScoreParams,
     mode: MergeMode,
     in_flight: Option<InFlight>,
@@ -83,6 +86,7 @@ impl CorpusWriter {
         CorpusWriter {
             corpus: Corpus::default(),
             pending: Vec::new(),
+            inputs: None,
             params,
             mode,
             in_flight: None,
@@ -93,6 +97,13 @@ impl CorpusWriter {
     /// document already (remove it first).
     pub fn add(&mut self, doc: DocInput) {
         self.pending.push(doc);
+    }
+
+    /// The next commit's segment takes the terms of the documents that
+    /// `inputs` holds from there instead of their text (see
+    /// [`Segment::build_with`]); later commits tokenize as usual.
+    pub fn take_terms_from(&mut self, inputs: Arc<IndexInputs>) {
+        self.inputs = Some(inputs);
     }
 
     /// Removes a fact's document (queued or live); returns whether it had one.
@@ -125,11 +136,12 @@ impl CorpusWriter {
     pub fn commit(&mut self) -> Corpus {
         if !self.pending.is_empty() {
             let docs = std::mem::take(&mut self.pending);
-            let seg = Segment::build(docs, &self.params);
+            let seg = Segment::build_with(docs, &self.params, self.inputs.as_deref());
             self.corpus
                 .views_mut()
                 .push(SegmentView::new(Arc::new(seg)));
         }
+        self.inputs = None;
         self.install_finished(false);
         self.schedule_merges();
         self.corpus.refresh();
