@@ -96,6 +96,14 @@ pub struct ServingArgs {
     /// ones; the others are summed under `tenant="(others)"`.
     #[arg(long, default_value_t = 20)]
     metrics_tenants: usize,
+    /// Fewest facts for which closing a tenant that changed writes its
+    /// checkpoint (its facts and index terms in one record of its ledger
+    /// file), which its next open reads instead of the rows, about 30%
+    /// faster; the write costs the close about as much as one such open
+    /// saves (README). Smaller ledgers open from their rows in well under
+    /// a millisecond. 0 checkpoints every tenant that wrote.
+    #[arg(long, default_value_t = 256)]
+    checkpoint_min_facts: usize,
 }
 
 impl ServingArgs {
@@ -120,6 +128,7 @@ impl ServingArgs {
                 models: self.models.map(pfm_dense::ModelDir::at).transpose()?,
                 memory_budget: self.memory_budget.map(|b| b.as_u64()),
                 metrics_tenants: self.metrics_tenants,
+                checkpoint_min_facts: self.checkpoint_min_facts,
             },
             limits: Limits {
                 max_body: self.max_body,

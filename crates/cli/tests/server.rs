@@ -391,15 +391,20 @@ fn tenants_open_on_their_first_request_with_their_own_facts() {
     server.stop();
 }
 
-/// Under a memory budget, idle tenants are closed (their writes durable)
-/// and reopened with their facts on their next request; a tenant with a
-/// registered context is kept open.
+/// Under a memory budget, idle tenants are closed (their writes durable,
+/// their checkpoints written) and reopened with their facts, and only
+/// theirs, on their next request; a tenant with a registered context is
+/// kept open.
 #[test]
 fn idle_tenants_over_the_memory_budget_are_closed_and_come_back() {
     let dir = tempdir("evict");
     let (ta, tb) = (token(&dir, "alpha"), token(&dir, "beta"));
-    // A budget below one open tenant: every idle tenant is over it.
-    let server = Server::start(&dir, &["--memory-budget", "1KiB"]);
+    // A budget below one open tenant: every idle tenant is over it; every
+    // tenant that wrote is checkpointed at its close, however small.
+    let server = Server::start(
+        &dir,
+        &["--memory-budget", "1KiB", "--checkpoint-min-facts", "0"],
+    );
     let probe = Client::new(&server, None);
     let open = || probe.call("GET", "/healthz", None).1["open_tenants"].as_u64();
     let until = |want: u64| {
@@ -439,6 +444,13 @@ fn idle_tenants_over_the_memory_budget_are_closed_and_come_back() {
     );
     let warm = a.ok("POST", "/v1/retrieve", Some(ask));
     assert!(warm["timings"]["open_us"].is_null(), "{warm}");
+    // Its close wrote a checkpoint (it had written since its open), and
+    // the reopen read that instead of the rows.
+    let scrape = metrics(&dir, &server)();
+    assert!(
+        scrape.contains("pfm_tenant_checkpoint_opens_total 1\n"),
+        "{scrape}"
+    );
     a.observe(keyed("Kim Tanaka", "day_rate", "$950", 4));
     let ctx = b.ok(
         "POST",

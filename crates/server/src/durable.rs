@@ -20,18 +20,36 @@
 //! (body and state) as JSON. Table `meta`: the format, the next fact id,
 //! the last commit's sequence number and wall time, and the store's revision
 //! ordering (arrival or event time: a store keeps the one it was built
-//! under). Table `settings`: the tenant's own retrieval defaults, when it
+//! under), and which commit the checkpoint (below) was written at. Table `settings`: the tenant's own retrieval defaults, when it
 //! was created with any ([`Settings`]). Table `requests`: the
 //! client request ids of idempotent writes → their receipts (see
 //! `idempotency`). A [`Batch`] carries the rows one or more commits wrote
 //! (the store's [`Journal`]) and the request ids they answer; one
 //! [`DurableLedger::write`] applies it in one transaction.
 //!
+//! # Checkpoint
+//! Table `checkpoint` holds, under `store`, every retained fact and its
+//! index inputs ([`IndexInputs`]) as one MessagePack blob, written when a
+//! tenant that changed since its open is closed ([`DurableLedger::checkpoint`]).
+//! An open reads it instead of the rows, and builds the index segments
+//! without tokenizing a text, when it is current: `meta.checkpoint_at`
+//! equals `meta.seq` and `meta.checkpoint_terms` is this build's
+//! [`fingerprint`] of the tenant's scoring parameters. The rows stay the
+//! truth: every write transaction removes `checkpoint_at` (so a checkpoint
+//! is never read beside rows written after it), and a checkpoint that is
+//! missing, stale, of another build, or that does not decode or restore is
+//! passed over for the rows and written again at the next close. It is
+//! committed without a sync of its own: the file's close makes it durable,
+//! and a crash before that only leaves the previous state, whose marker
+//! does not match.
+//!
 //! # Erasure
 //! Deleting a row leaves its bytes in freed pages of the file, so after an
 //! erasure [`DurableLedger::rewrite`] copies the surviving rows into a fresh
 //! file, syncs it, renames it over the old one and syncs the directory: the
-//! erased text is in no file of the data directory afterwards.
+//! erased text is in no file of the data directory afterwards (the fresh
+//! file has no checkpoint: the next close writes one from the surviving
+//! facts).
 //!
 //! # Crashes
 //! Every file operation goes through a [`Disk`]. A write is acknowledged
@@ -51,13 +69,16 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
+use redb::{Database, Durability, ReadableDatabase, ReadableTable, TableDefinition};
+use serde::{Deserialize, Serialize};
 
 use crate::disk::{Disk, Os};
 use crate::idempotency::LogChanges;
 use pfm::config::{ChainOrder, Config};
 use pfm::error::{Error, Result};
 use pfm::fact::{Fact, FactId, Seq};
+use pfm::index::IndexInputs;
+use pfm::index::inputs::fingerprint;
 use pfm::memory::{Journal, Memory};
 use pfm::rank::{Ranker, Recency};
 use pfm::time::WallTime;
@@ -66,6 +87,12 @@ const FACTS: TableDefinition<u64, &[u8]> = TableDefinition::new("facts");
 const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
 const REQUESTS: TableDefinition<&str, &[u8]> = TableDefinition::new("requests");
 const SETTINGS: TableDefinition<&str, &str> = TableDefinition::new("settings");
+const CHECKPOINT: TableDefinition<&str, &[u8]> = TableDefinition::new("checkpoint");
+
+/// The checkpoint's row, and its two markers in `meta`.
+const CHECKPOINT_ROW: &str = "store";
+const CHECKPOINT_AT: &str = "checkpoint_at";
+const CHECKPOINT_TERMS: &str = "checkpoint_terms";
 
 /// The on-disk format this build writes and reads.
 pub const FORMAT: u64 = 1;
@@ -93,6 +120,29 @@ pub struct Meta {
     /// The store's revision ordering, fixed when its first commit is
     /// written (none in a ledger written before it was recorded).
     pub ordering: Option<ChainOrder>,
+}
+
+/// A checkpoint as written: the facts borrowed from the store.
+#[derive(Serialize)]
+struct CheckpointOut<'a> {
+    facts: Vec<&'a Fact>,
+    inputs: &'a IndexInputs,
+}
+
+/// A checkpoint as read back.
+#[derive(Deserialize)]
+struct CheckpointIn {
+    facts: Vec<Fact>,
+    inputs: IndexInputs,
+}
+
+/// Where an open read the store from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// The current checkpoint.
+    Checkpoint,
+    /// The rows (no current checkpoint of this build).
+    Rows,
 }
 
 impl Meta {
@@ -186,6 +236,11 @@ pub struct DurableLedger {
     disk: Arc<dyn Disk>,
     /// As read on open (or written since): a rewrite copies them.
     settings: Settings,
+    /// The commit the file's current checkpoint was written at, if it has
+    /// one (one this process read or wrote).
+    checkpointed: Option<Seq>,
+    /// Where the open read the store from.
+    source: Source,
 }
 
 impl std::fmt::Debug for DurableLedger {
@@ -272,18 +327,11 @@ impl DurableLedger {
             db,
             disk,
             settings: Settings::default(),
+            checkpointed: None,
+            source: Source::Rows,
         };
         store.settings = store.read_settings()?;
-        let (facts, meta) = store.read(false)?;
-        let corrupt: Vec<_> = facts.iter().filter_map(|r| r.as_ref().err()).collect();
-        if let Some((key, why)) = corrupt.first() {
-            return Err(Error::InvalidState(format!(
-                "{}: table facts, row {key}: {why} ({} corrupt row(s) in all; `pfm repair --drop-corrupt` removes them)",
-                store.path.display(),
-                corrupt.len()
-            )));
-        }
-        let facts = facts.into_iter().filter_map(Result::ok).collect();
+        let meta = store.read_meta()?;
         // A store keeps the ordering it was built under: its chains are
         // ordered by it (`Ledger::verify`), so `config` chooses only a
         // new store's.
@@ -294,9 +342,90 @@ impl DurableLedger {
         if let Some(recency) = store.settings.recency {
             config.score.recency = recency;
         }
-        let memory = Memory::restore(config, facts, meta.next_id, meta.seq, meta.committed_at)
+        let (at, committed_at) = (meta.next_id, meta.committed_at);
+        if let Some(CheckpointIn { facts, inputs }) = store.read_checkpoint(&meta, &config) {
+            match Memory::restore_indexed(
+                config.clone(),
+                facts,
+                at,
+                meta.seq,
+                committed_at,
+                Some(inputs),
+            ) {
+                Ok(memory) => {
+                    store.checkpointed = Some(meta.seq);
+                    store.source = Source::Checkpoint;
+                    return Ok((store, memory));
+                }
+                Err(e) => tracing::warn!(
+                    file = %store.path.display(),
+                    "the checkpoint does not restore ({e}); reading the rows"
+                ),
+            }
+        }
+        let facts = store.read_rows()?;
+        let corrupt: Vec<_> = facts.iter().filter_map(|r| r.as_ref().err()).collect();
+        if let Some((key, why)) = corrupt.first() {
+            return Err(Error::InvalidState(format!(
+                "{}: table facts, row {key}: {why} ({} corrupt row(s) in all; `pfm repair --drop-corrupt` removes them)",
+                store.path.display(),
+                corrupt.len()
+            )));
+        }
+        let facts = facts.into_iter().filter_map(Result::ok).collect();
+        let memory = Memory::restore(config, facts, at, meta.seq, committed_at)
             .map_err(|e| Error::InvalidState(format!("{}: {e}", store.path.display())))?;
         Ok((store, memory))
+    }
+
+    /// Where the open read the store from.
+    pub fn source(&self) -> Source {
+        self.source
+    }
+
+    /// Writes the store's facts and index inputs as the file's checkpoint,
+    /// unless the file's checkpoint is already of its last commit; returns
+    /// whether it wrote. `memory` must be the store this ledger holds, with
+    /// every commit written (a commit that was not leaves the store's
+    /// sequence number ahead of the file's, and the checkpoint is never
+    /// read). Committed without a sync: closing the file makes it durable.
+    pub fn checkpoint(&mut self, memory: &Memory) -> Result<bool> {
+        let seq = memory.ledger().seq();
+        if self.checkpointed == Some(seq) {
+            return Ok(false);
+        }
+        let p = &self.path;
+        let params = &memory.config().score;
+        let facts: Vec<&Fact> = memory.ledger().facts().collect();
+        let inputs = IndexInputs::of(facts.iter().map(|f| &*f.body), params);
+        let blob = rmp_serde::to_vec_named(&CheckpointOut {
+            facts,
+            inputs: &inputs,
+        })
+        .map_err(|e| storage(p, "encode the checkpoint", e))?;
+        let mut txn = self.db.begin_write().map_err(|e| storage(p, "begin", e))?;
+        txn.set_durability(Durability::None)
+            .map_err(|e| storage(p, "begin", e))?;
+        {
+            let mut t = txn
+                .open_table(CHECKPOINT)
+                .map_err(|e| storage(p, "open checkpoint", e))?;
+            t.insert(CHECKPOINT_ROW, blob.as_slice())
+                .map_err(|e| storage(p, "write the checkpoint", e))?;
+            let mut meta = txn
+                .open_table(META)
+                .map_err(|e| storage(p, "open meta", e))?;
+            for (name, value) in [
+                (CHECKPOINT_AT, seq),
+                (CHECKPOINT_TERMS, fingerprint(params)),
+            ] {
+                meta.insert(name, value)
+                    .map_err(|e| storage(p, "write meta", e))?;
+            }
+        }
+        txn.commit().map_err(|e| storage(p, "commit", e))?;
+        self.checkpointed = Some(seq);
+        Ok(true)
     }
 
     /// The tenant's own retrieval defaults.
@@ -335,56 +464,91 @@ impl DurableLedger {
         &self.path
     }
 
-    /// Every row (decoded, or its key and why not) and the counters.
-    #[allow(clippy::type_complexity)]
-    fn read(&self, lenient: bool) -> Result<(Vec<Result<Fact, (u64, String)>>, Meta)> {
+    /// The counters (an unknown format is an error).
+    fn read_meta(&self) -> Result<Meta> {
         let p = &self.path;
         let txn = self.db.begin_read().map_err(|e| storage(p, "read", e))?;
-        let meta = match txn.open_table(META) {
-            Ok(t) => {
-                let get = |name: &str| -> Result<Option<u64>> {
-                    Ok(t.get(name)
-                        .map_err(|e| storage(p, "read meta", e))?
-                        .map(|v| v.value()))
-                };
-                let format = get("format")?.unwrap_or(FORMAT);
-                if format != FORMAT && !lenient {
-                    return Err(Error::InvalidState(format!(
-                        "{}: format {format}, but this build reads format {FORMAT}",
-                        p.display()
-                    )));
-                }
-                Meta {
-                    next_id: get("next_id")?.unwrap_or(0),
-                    seq: get("seq")?.unwrap_or(0),
-                    committed_at: WallTime::from_millis(get("committed_at")?.unwrap_or(0) as i64),
-                    ordering: get("ordering")?.map(|o| match o {
-                        0 => ChainOrder::Arrival,
-                        _ => ChainOrder::EventTime,
-                    }),
-                }
+        let t = match txn.open_table(META) {
+            Ok(t) => t,
+            Err(redb::TableError::TableDoesNotExist(_)) => {
+                return Ok(Meta {
+                    next_id: 0,
+                    seq: 0,
+                    committed_at: WallTime::EPOCH,
+                    ordering: None,
+                });
             }
-            Err(redb::TableError::TableDoesNotExist(_)) => Meta {
-                next_id: 0,
-                seq: 0,
-                committed_at: WallTime::EPOCH,
-                ordering: None,
-            },
             Err(e) => return Err(storage(p, "read meta", e)),
         };
+        let get = |name: &str| -> Result<Option<u64>> {
+            Ok(t.get(name)
+                .map_err(|e| storage(p, "read meta", e))?
+                .map(|v| v.value()))
+        };
+        let format = get("format")?.unwrap_or(FORMAT);
+        if format != FORMAT {
+            return Err(Error::InvalidState(format!(
+                "{}: format {format}, but this build reads format {FORMAT}",
+                p.display()
+            )));
+        }
+        Ok(Meta {
+            next_id: get("next_id")?.unwrap_or(0),
+            seq: get("seq")?.unwrap_or(0),
+            committed_at: WallTime::from_millis(get("committed_at")?.unwrap_or(0) as i64),
+            ordering: get("ordering")?.map(|o| match o {
+                0 => ChainOrder::Arrival,
+                _ => ChainOrder::EventTime,
+            }),
+        })
+    }
+
+    /// Every row, decoded, or its key and why not.
+    #[allow(clippy::type_complexity)]
+    fn read_rows(&self) -> Result<Vec<Result<Fact, (u64, String)>>> {
+        let p = &self.path;
+        let txn = self.db.begin_read().map_err(|e| storage(p, "read", e))?;
         let mut facts = Vec::new();
         match txn.open_table(FACTS) {
             Ok(t) => {
                 for row in t.iter().map_err(|e| storage(p, "read facts", e))? {
                     let (k, v) = row.map_err(|e| storage(p, "read facts", e))?;
-                    let key = k.value();
-                    facts.push(decode(key, v.value()));
+                    facts.push(decode(k.value(), v.value()));
                 }
             }
             Err(redb::TableError::TableDoesNotExist(_)) => {}
             Err(e) => return Err(storage(p, "read facts", e)),
         }
-        Ok((facts, meta))
+        Ok(facts)
+    }
+
+    /// The checkpoint, if the file has one of its last commit (`meta`)
+    /// made by this build under `config`'s scoring parameters, and it
+    /// decodes. Anything else is passed over (the rows are read instead),
+    /// with a warning when a current checkpoint is unreadable.
+    fn read_checkpoint(&self, meta: &Meta, config: &Config) -> Option<CheckpointIn> {
+        let p = &self.path;
+        let txn = self.db.begin_read().ok()?;
+        let marks = txn.open_table(META).ok()?;
+        let mark = |name: &str| marks.get(name).ok().flatten().map(|v| v.value());
+        if mark(CHECKPOINT_AT) != Some(meta.seq)
+            || mark(CHECKPOINT_TERMS) != Some(fingerprint(&config.score))
+        {
+            return None;
+        }
+        let read = || -> std::result::Result<CheckpointIn, String> {
+            let table = txn.open_table(CHECKPOINT).map_err(|e| e.to_string())?;
+            let row = table
+                .get(CHECKPOINT_ROW)
+                .map_err(|e| e.to_string())?
+                .ok_or("no checkpoint row")?;
+            rmp_serde::from_slice(row.value()).map_err(|e| e.to_string())
+        };
+        read()
+            .inspect_err(|why| {
+                tracing::warn!(file = %p.display(), "the checkpoint does not decode ({why}); reading the rows");
+            })
+            .ok()
     }
 
     /// The stored request-id rows (see `idempotency`).
@@ -453,6 +617,7 @@ impl DurableLedger {
             }
         }
         write_meta(&txn, p, batch.meta)?;
+        forget_checkpoint(&txn, p)?;
         if let Some(settings) = settings {
             write_settings(&txn, p, settings)?;
         }
@@ -475,6 +640,8 @@ impl DurableLedger {
                 path: tmp.clone(),
                 disk: self.disk.clone(),
                 settings: Settings::default(),
+                checkpointed: None,
+                source: Source::Rows,
             };
             disk.restrict(&tmp, 0o600)?;
             fresh.commit(full, Some(&self.settings))?;
@@ -486,6 +653,7 @@ impl DurableLedger {
                 .map_err(|e| storage(dir, "sync the directory", e))?;
         }
         self.db = open_db(disk, &self.path)?;
+        self.checkpointed = None;
         Ok(())
     }
 }
@@ -511,6 +679,17 @@ fn write_meta(txn: &redb::WriteTransaction, p: &Path, meta: Meta) -> Result<()> 
         t.insert("ordering", code)
             .map_err(|e| storage(p, "write meta", e))?;
     }
+    Ok(())
+}
+
+/// Removes the checkpoint's marker in a write transaction: the checkpoint
+/// is not read beside rows this transaction writes.
+fn forget_checkpoint(txn: &redb::WriteTransaction, p: &Path) -> Result<()> {
+    let mut t = txn
+        .open_table(META)
+        .map_err(|e| storage(p, "open meta", e))?;
+    t.remove(CHECKPOINT_AT)
+        .map_err(|e| storage(p, "write meta", e))?;
     Ok(())
 }
 
@@ -558,8 +737,10 @@ pub fn repair(dir: &Path, config: Config, drop_corrupt: bool) -> Result<RepairRe
         path,
         disk: Arc::new(Os),
         settings: Settings::default(),
+        checkpointed: None,
+        source: Source::Rows,
     };
-    let (facts, _) = store.read(true)?;
+    let facts = store.read_rows()?;
     let mut report = RepairReport {
         rows: facts.len(),
         corrupt: facts.into_iter().filter_map(Result::err).collect(),
@@ -576,6 +757,8 @@ pub fn repair(dir: &Path, config: Config, drop_corrupt: bool) -> Result<RepairRe
                 t.remove(*id).map_err(|e| storage(p, "delete a row", e))?;
             }
         }
+        // The checkpoint may hold what the dropped rows held.
+        forget_checkpoint(&txn, p)?;
         txn.commit().map_err(|e| storage(p, "commit", e))?;
         report.dropped = true;
     }

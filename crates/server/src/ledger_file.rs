@@ -15,7 +15,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::durable::{Batch, DurableLedger, FILE, Settings};
+use crate::durable::{Batch, DurableLedger, FILE, Settings, Source};
 use pfm::config::Config;
 use pfm::error::{Error, Result};
 use pfm::memory::Memory;
@@ -60,6 +60,12 @@ impl LedgerFile {
         Ok((LedgerFile::Unmade { dir, config }, memory))
     }
 
+    /// Whether the open read a current checkpoint rather than the rows
+    /// (see `durable`, "Checkpoint").
+    pub fn from_checkpoint(&self) -> bool {
+        matches!(self, LedgerFile::Made(store) if store.source() == Source::Checkpoint)
+    }
+
     /// The ledger file's path (made or not).
     pub fn path(&self) -> PathBuf {
         match self {
@@ -93,6 +99,15 @@ impl LedgerFile {
     /// [`DurableLedger::rewrite`], making the file first if there is none.
     pub fn rewrite(&mut self, full: &Batch) -> Result<()> {
         self.made()?.rewrite(full)
+    }
+
+    /// [`DurableLedger::checkpoint`]; a store with no file has nothing to
+    /// keep.
+    pub fn checkpoint(&mut self, memory: &Memory) -> Result<bool> {
+        match self {
+            LedgerFile::Made(store) => store.checkpoint(memory),
+            LedgerFile::Unmade { .. } => Ok(false),
+        }
     }
 
     /// The open file, made now if there was none.

@@ -218,6 +218,12 @@ fn render_host(out: &mut String, stats: &OpenStats, process: Option<(u64, u64)>)
             stats.opens,
         ),
         (
+            "pfm_tenant_checkpoint_opens_total",
+            "counter",
+            "tenant opens that read a current checkpoint, not the ledger's rows",
+            stats.from_checkpoint,
+        ),
+        (
             "pfm_tenant_evictions_total",
             "counter",
             "tenants closed for the memory budget",
@@ -242,7 +248,7 @@ fn render_host(out: &mut String, stats: &OpenStats, process: Option<(u64, u64)>)
     let name = "pfm_tenant_open_seconds";
     let _ = writeln!(
         out,
-        "# HELP {name} time to open a tenant (replay its ledger)\n# TYPE {name} summary"
+        "# HELP {name} time to open a tenant (read its ledger)\n# TYPE {name} summary"
     );
     for (quantile, us) in ["0.5", "0.99", "1"].iter().zip(stats.open_us) {
         let _ = writeln!(

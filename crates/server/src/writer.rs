@@ -200,6 +200,8 @@ struct Queue {
     state: Mutex<State>,
     runtime: Arc<Runtime>,
     fsync: Fsync,
+    /// Fewest retained facts for which the close writes a checkpoint.
+    checkpoint_min_facts: usize,
 }
 
 struct State {
@@ -221,12 +223,15 @@ struct Answers {
 }
 
 impl Writer {
-    /// The write path over a store and the runtime serving it.
-    /// Fails if the stored request ids do not decode.
+    /// The write path over a store and the runtime serving it; its close
+    /// writes the ledger's checkpoint when the store holds at least
+    /// `checkpoint_min_facts` facts. Fails if the stored request ids do not
+    /// decode.
     pub fn start(
         store: impl Into<LedgerFile>,
         runtime: Arc<Runtime>,
         fsync: Fsync,
+        checkpoint_min_facts: usize,
     ) -> Result<Writer> {
         let store = store.into();
         let log = RequestLog::restore(store.requests()?)
@@ -245,6 +250,7 @@ impl Writer {
                 }),
                 runtime,
                 fsync,
+                checkpoint_min_facts,
             }),
             closed: AtomicBool::new(false),
         })
@@ -265,10 +271,12 @@ impl Writer {
     }
 
     /// Stops taking requests, finishes the queued ones (durably), waits,
-    /// and closes the ledger file: when this returns, the tenant's ledger
-    /// may be opened again (an evicted tenant's next request reopens it at
-    /// once). From an async task it cannot wait: the queued requests still
-    /// run, and the file closes after the last of them.
+    /// writes the ledger's checkpoint if the store changed since it was
+    /// read (see `durable`, "Checkpoint"), and closes the ledger file:
+    /// when this returns, the tenant's ledger may be opened again (an
+    /// evicted tenant's next request reopens it at once). From an async
+    /// task it cannot wait: the queued requests still run, and the file
+    /// closes after the last of them, with no checkpoint.
     pub fn close(&self) {
         self.closed.store(true, Ordering::Release);
         let turns = &self.turns;
@@ -278,6 +286,12 @@ impl Writer {
                 return;
             }
         }
+        let queue = turns.clone();
+        // On the actor, which alone holds the store; no turn follows.
+        let _ = turns.runtime.exclusive(move |memory| {
+            queue.checkpoint(memory);
+            ((), Touched::Nothing)
+        });
         turns.state().durable = None;
     }
 }
@@ -371,6 +385,25 @@ impl Queue {
                 *failed = Some(why);
                 (None, Touched::Nothing)
             }
+        }
+    }
+
+    /// Writes the ledger's checkpoint of `memory`, unless the store is
+    /// under the size that pays for one or a write failed (the store is
+    /// then ahead of its file). A checkpoint that cannot be written is
+    /// only a slower next open: it is logged, not raised.
+    fn checkpoint(&self, memory: &Memory) {
+        if memory.ledger().len() < self.checkpoint_min_facts {
+            return;
+        }
+        let mut state = self.state();
+        let State {
+            durable, failed, ..
+        } = &mut *state;
+        if let (Some(durable), None) = (durable, failed)
+            && let Err(e) = durable.store.checkpoint(memory)
+        {
+            tracing::warn!(file = %durable.store.path().display(), "no checkpoint written: {e}");
         }
     }
 

@@ -7,14 +7,17 @@
 //! creations and renames are lost, as after a power cut (a SIGKILL keeps the
 //! page cache and would hide a missing fsync).
 //!
-//! The scenario commits batches, erases one fact (a rewrite and a rename)
-//! and commits more; each batch also carries a typed operation on one key
-//! (accept, accept, revoke, contest, resolve). It is crashed at every sync
+//! The scenario commits batches, closes the ledger with a checkpoint and
+//! reopens it from the checkpoint, erases one fact (a rewrite and a rename),
+//! commits more and closes with a checkpoint again; each batch also carries
+//! a typed operation on one key (accept, accept, revoke, contest, resolve).
+//! It is crashed at every sync
 //! point it passes, and after each crash the ledger must open, hold every
 //! acknowledged write whole (a batch is all or nothing), hold no byte of an
 //! acknowledged erasure, and be exactly the state after the last
 //! acknowledged step or after the step the crash cut (every fact's body,
-//! status, intervals and edges: the operations are stored, not re-derived).
+//! status, intervals and edges: the operations are stored, not re-derived),
+//! whether it opens from the rows or from a checkpoint.
 
 use std::collections::BTreeMap;
 use std::io;
@@ -24,7 +27,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use pfm::fact::Op;
 use pfm::{Config, Forget, Key, Memory, Observation, WallTime};
 use pfm_server::disk::Disk;
-use pfm_server::durable::{Batch, DurableLedger, FILE};
+use pfm_server::durable::{Batch, DurableLedger, FILE, Source};
 use redb::{Builder, Database, DatabaseError, StorageBackend};
 
 /// One file: what redb wrote, and what reached the platter.
@@ -246,6 +249,8 @@ struct Acknowledged {
     state: String,
     /// The whole store after the step whose sync failed (it may have landed).
     cut: Option<String>,
+    /// Where the reopen after batch 2 read the store from.
+    reopened_from: Option<Source>,
 }
 
 /// Every retained fact as stored (body and state), and the commit counter.
@@ -293,15 +298,16 @@ fn texts(observations: &[Observation]) -> Vec<String> {
         .collect()
 }
 
-/// Commits batches 0–2, erases the secret (batch 1's first fact), commits
-/// batches 3–4; stops at the first failure (the power cut).
+/// Commits batches 0–2, closes with a checkpoint and reopens, erases the
+/// secret (batch 1's first fact), commits batches 3–4 and closes with a
+/// checkpoint; stops at the first failure (the power cut).
 fn scenario(disk: &LossyDisk, dir: &Path) -> Acknowledged {
     let mut acked = Acknowledged {
         state: state(&Memory::new(config()).unwrap()),
         ..Acknowledged::default()
     };
-    let Ok((mut store, mut memory)) = DurableLedger::open_on(Arc::new(disk.clone()), dir, config())
-    else {
+    let open = || DurableLedger::open_on(Arc::new(disk.clone()), dir, config());
+    let Ok((mut store, mut memory)) = open() else {
         return acked;
     };
     acked.state = state(&memory);
@@ -329,6 +335,16 @@ fn scenario(disk: &LossyDisk, dir: &Path) -> Acknowledged {
             return acked;
         }
     }
+    // Closed as the writer closes it (the checkpoint has no sync of its
+    // own; the close's syncs make it durable), and reopened from it.
+    if store.checkpoint(&memory).is_err() {
+        return acked;
+    }
+    drop((store, memory));
+    let Ok((mut store, mut memory)) = open() else {
+        return acked;
+    };
+    acked.reopened_from = Some(store.source());
     let secret = memory
         .ledger()
         .facts()
@@ -354,6 +370,7 @@ fn scenario(disk: &LossyDisk, dir: &Path) -> Acknowledged {
             return acked;
         }
     }
+    let _ = store.checkpoint(&memory);
     acked
 }
 
@@ -411,6 +428,7 @@ fn every_acknowledged_write_survives_a_power_cut_at_every_sync_point() {
     let acked = scenario(&clean, &dir);
     assert_eq!(acked.batches.len(), 5, "{acked:?}");
     assert!(acked.erased);
+    assert_eq!(acked.reopened_from, Some(Source::Checkpoint));
     assert!(!clean.contains(SECRET));
     let points = clean.syncs();
     // Writes, the rewrite's file sync and its directory sync all count.
@@ -421,7 +439,13 @@ fn every_acknowledged_write_survives_a_power_cut_at_every_sync_point() {
         check(&disk.after_crash(), &dir, &acked, at);
     }
     assert!(clean.exists(&dir.join(FILE)));
-    let (_, memory) = DurableLedger::open_on(Arc::new(clean.clone()), &dir, config()).unwrap();
+    let (store, memory) = DurableLedger::open_on(Arc::new(clean.clone()), &dir, config()).unwrap();
+    assert_eq!(
+        store.source(),
+        Source::Checkpoint,
+        "the last close's checkpoint"
+    );
+    assert_eq!(state(&memory), acked.state);
     let key = Key::new("Halcyon", "budget_cap").unwrap();
     let head = memory.ledger().active_for_key(&key).unwrap();
     assert_eq!(head.body.value.as_deref(), Some("$40k"), "resolved to $40k");

@@ -1,11 +1,12 @@
 //! The durable ledger: a store written through `DurableLedger` and reopened
 //! is the same store (facts, history, active values, retrieval); erasure
-//! leaves no byte of the text on disk; a corrupt row refuses to open.
+//! leaves no byte of the text on disk; a corrupt row refuses to open; a
+//! current checkpoint opens the same store, and any other is passed over.
 
 use std::path::Path;
 
 use pfm::{Config, Forget, Memory, Observation, Request, WallTime};
-use pfm_server::durable::{Batch, DurableLedger, FILE, repair};
+use pfm_server::durable::{Batch, DurableLedger, FILE, Source, repair};
 
 fn day(d: u32) -> WallTime {
     WallTime::parse(&format!("2025-06-{d:02}")).unwrap()
@@ -162,6 +163,129 @@ fn a_truncated_file_refuses_to_open_naming_it() {
         .unwrap_err()
         .to_string();
     assert!(err.contains(FILE), "{err}");
+}
+
+#[test]
+fn a_current_checkpoint_opens_the_same_store_and_a_stale_one_is_passed_over() {
+    let dir = tempdir("checkpoint");
+    let open = |config: Config| DurableLedger::open(&dir, config).unwrap();
+    let (mut store, mut memory) = open(Config::default());
+    observe(
+        &store,
+        &mut memory,
+        &[
+            ("The standup with Alex Rivera is moved to 9:30am.", 2),
+            ("Alex Rivera moved to Lisbon last spring.", 3),
+            ("The standup with Alex Rivera is moved to 10:45am.", 9),
+        ],
+    );
+    assert_eq!(store.source(), Source::Rows);
+    assert!(store.checkpoint(&memory).unwrap());
+    assert!(
+        !store.checkpoint(&memory).unwrap(),
+        "a checkpoint of the last commit is not written again"
+    );
+    let before = state(&memory);
+    let request =
+        Request::new("when is the standup with Alex", day(11)).with_participants(["Alex Rivera"]);
+    let block = memory.retrieve(&request).unwrap().text;
+    drop((store, memory));
+
+    let (mut store, mut memory) = open(Config::default());
+    assert_eq!(store.source(), Source::Checkpoint);
+    assert_eq!(state(&memory), before);
+    assert_eq!(memory.retrieve(&request).unwrap().text, block);
+    memory.ledger().verify().unwrap();
+    assert!(!store.checkpoint(&memory).unwrap(), "read, so current");
+
+    // A write makes it stale: the next open reads the rows, write included.
+    observe(
+        &store,
+        &mut memory,
+        &[("Alex Rivera now lives in Porto.", 12)],
+    );
+    let after = state(&memory);
+    drop((store, memory));
+    let (mut store, memory) = open(Config::default());
+    assert_eq!(store.source(), Source::Rows);
+    assert_eq!(state(&memory), after);
+    assert!(store.checkpoint(&memory).unwrap());
+    drop((store, memory));
+    let (store, memory) = open(Config::default());
+    assert_eq!(
+        (store.source(), state(&memory)),
+        (Source::Checkpoint, after.clone())
+    );
+    drop((store, memory));
+
+    // Terms made under other scoring parameters are not read.
+    let mut unstemmed = Config::default();
+    unstemmed.score.stem = !unstemmed.score.stem;
+    let (store, memory) = open(unstemmed);
+    assert_eq!((store.source(), state(&memory)), (Source::Rows, after));
+}
+
+#[test]
+fn an_unreadable_checkpoint_is_passed_over_for_the_rows() {
+    let dir = tempdir("bad-checkpoint");
+    let (mut store, mut memory) = DurableLedger::open(&dir, Config::default()).unwrap();
+    observe(&store, &mut memory, &[("Alex Rivera moved to Lisbon.", 3)]);
+    store.checkpoint(&memory).unwrap();
+    let before = state(&memory);
+    drop((store, memory));
+    {
+        let db = redb::Database::open(dir.join(FILE)).unwrap();
+        let txn = db.begin_write().unwrap();
+        {
+            let table: redb::TableDefinition<&str, &[u8]> =
+                redb::TableDefinition::new("checkpoint");
+            let mut t = txn.open_table(table).unwrap();
+            t.insert("store", b"\x82\xa5facts".as_slice()).unwrap();
+        }
+        txn.commit().unwrap();
+    }
+    let (store, memory) = DurableLedger::open(&dir, Config::default()).unwrap();
+    assert_eq!((store.source(), state(&memory)), (Source::Rows, before));
+}
+
+#[test]
+fn erasure_leaves_no_byte_of_the_text_in_a_checkpoint_either() {
+    let dir = tempdir("erase-checkpoint");
+    let open = || DurableLedger::open(&dir, Config::default()).unwrap();
+    let (mut store, mut memory) = open();
+    observe(
+        &store,
+        &mut memory,
+        &[
+            ("Alex Rivera's locker code is 5528kw.", 2),
+            ("The standup with Alex Rivera is moved to 9:30am.", 3),
+        ],
+    );
+    store.checkpoint(&memory).unwrap();
+    drop((store, memory));
+    let (mut store, mut memory) = open();
+    assert_eq!(store.source(), Source::Checkpoint);
+    let id = memory
+        .ledger()
+        .facts()
+        .find(|f| f.body.text.contains("5528kw"))
+        .unwrap()
+        .id();
+    memory.forget(&Forget::Fact(id), day(4)).unwrap();
+    memory.take_journal();
+    store.rewrite(&Batch::full(&memory)).unwrap();
+    assert!(!file_contains(&dir, "5528kw"), "erased text left on disk");
+    // The close writes a fresh checkpoint, of the surviving facts.
+    assert!(store.checkpoint(&memory).unwrap());
+    drop((store, memory));
+    assert!(
+        !file_contains(&dir, "5528kw"),
+        "erased text in the checkpoint"
+    );
+    let (store, memory) = open();
+    assert_eq!(store.source(), Source::Checkpoint);
+    assert!(memory.ledger().get(id).is_none());
+    assert_eq!(memory.ledger().len(), 1);
 }
 
 fn tempdir(name: &str) -> std::path::PathBuf {

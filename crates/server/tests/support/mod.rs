@@ -35,7 +35,7 @@ pub fn open_with(dir: &Path, options: ServeOptions) -> (Arc<Runtime>, Writer) {
         ..options
     };
     let runtime = Arc::new(Runtime::start(memory, options).unwrap());
-    let writer = Writer::start(store, runtime.clone(), Fsync::Always).unwrap();
+    let writer = Writer::start(store, runtime.clone(), Fsync::Always, 0).unwrap();
     (runtime, writer)
 }
 
