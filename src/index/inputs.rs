@@ -156,7 +156,19 @@ impl TryFrom<Layout> for IndexInputs {
 /// the terms of a probe fact that exercises normalization, stop words,
 /// stemming, numbers, dates and names, so a change to any of them that the
 /// probe sees changes it without anyone remembering to bump a version.
+/// Computed once per process for each value of the stemming switch, the
+/// only parameter the terms depend on.
 pub fn fingerprint(params: &ScoreParams) -> u64 {
+    static MADE: [std::sync::OnceLock<u64>; 2] =
+        [std::sync::OnceLock::new(), std::sync::OnceLock::new()];
+    *MADE[usize::from(params.stem)].get_or_init(|| probe_fingerprint(params.stem))
+}
+
+fn probe_fingerprint(stem: bool) -> u64 {
+    let params = &ScoreParams {
+        stem,
+        ..ScoreParams::default()
+    };
     let probe = FactBody {
         id: FactId(0),
         text: "On Mar 3rd, Dr. O'Neil's running clubs met at 9:30am; they're \

@@ -88,7 +88,7 @@ pub struct ServingArgs {
     /// over it, the least recently used tenants idle for 2 s (no request,
     /// no registered context) are closed, their writes durable, and
     /// reopened on their next request. An estimate, not a cap on RSS:
-    /// 0.3 MB per open tenant and 5.8 KB per fact (README). Default: no
+    /// 0.2 MB per open tenant and 3.1 KB per fact (README). Default: no
     /// budget, an opened tenant stays open.
     #[arg(long)]
     memory_budget: Option<bytesize::ByteSize>,
