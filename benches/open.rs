@@ -26,7 +26,7 @@ use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use pfm::{Config, Key, Memory};
-use pfm_server::durable::{Batch, DurableLedger, Source};
+use pfm_server::durable::{Batch, Checkpoint, DurableLedger, Source};
 use pfm_synth::Vocabulary;
 
 // The server's allocator: an open's many small allocations are part of
@@ -61,7 +61,9 @@ fn ledger(checkpoint: bool) -> std::path::PathBuf {
     let (mut store, _) = DurableLedger::open(&dir, Config::default()).expect("a new ledger");
     store.write(&Batch::full(&memory)).expect("written");
     if checkpoint {
-        store.checkpoint(&memory).expect("checkpoint written");
+        store
+            .checkpoint(&Checkpoint::of(&memory))
+            .expect("checkpoint written");
     }
     drop(store);
     let (store, _) = DurableLedger::open(&dir, Config::default()).expect("reopens");
@@ -109,7 +111,9 @@ fn open(c: &mut Criterion) {
                 },
                 |(mut store, memory)| {
                     if checkpoint {
-                        store.checkpoint(&memory).expect("checkpoint written");
+                        store
+                            .checkpoint(&Checkpoint::of(&memory))
+                            .expect("checkpoint written");
                     }
                     drop(store);
                     memory

@@ -20,17 +20,19 @@
 //! (body and state) as JSON. Table `meta`: the format, the next fact id,
 //! the last commit's sequence number and wall time, and the store's revision
 //! ordering (arrival or event time: a store keeps the one it was built
-//! under), and which commit the checkpoint (below) was written at. Table `settings`: the tenant's own retrieval defaults, when it
-//! was created with any ([`Settings`]). Table `requests`: the
+//! under), and which commit the checkpoint (below) was written at.
+//! Table `settings`: the tenant's own retrieval defaults, when it was
+//! created with any ([`Settings`]). Table `requests`: the
 //! client request ids of idempotent writes → their receipts (see
 //! `idempotency`). A [`Batch`] carries the rows one or more commits wrote
 //! (the store's [`Journal`]) and the request ids they answer; one
 //! [`DurableLedger::write`] applies it in one transaction.
 //!
 //! # Checkpoint
-//! Table `checkpoint` holds, under `store`, every retained fact and its
-//! index inputs ([`IndexInputs`]) as one MessagePack blob, written when a
-//! tenant that changed since its open is closed ([`DurableLedger::checkpoint`]).
+//! Table `checkpoint` holds, under `store`, every retained fact and the
+//! index inputs ([`IndexInputs`]) of those the store indexes, as one
+//! MessagePack blob, written when a tenant that changed since its open is
+//! closed ([`Checkpoint`], [`DurableLedger::checkpoint`]).
 //! An open reads it instead of the rows, and builds the index segments
 //! without tokenizing a text, when it is current: `meta.checkpoint_at`
 //! equals `meta.seq` and `meta.checkpoint_terms` is this build's
@@ -74,7 +76,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::disk::{Disk, Os};
 use crate::idempotency::LogChanges;
-use pfm::config::{ChainOrder, Config};
+use pfm::config::{ChainOrder, Config, ScoreParams};
 use pfm::error::{Error, Result};
 use pfm::fact::{Fact, FactId, Seq};
 use pfm::index::IndexInputs;
@@ -122,10 +124,47 @@ pub struct Meta {
     pub ordering: Option<ChainOrder>,
 }
 
-/// A checkpoint as written: the facts borrowed from the store.
+/// What a checkpoint is made of, taken from a store: a copy of its facts'
+/// states beside their shared bodies, so taking it on the construction
+/// actor is cheap and the tokenizing, encoding and writing
+/// ([`DurableLedger::checkpoint`]) run on the thread that closes the
+/// tenant, not on the threads every tenant's commits share.
+#[derive(Clone, Debug)]
+pub struct Checkpoint {
+    seq: Seq,
+    params: ScoreParams,
+    /// Whether the store indexes every retained fact (a history index),
+    /// not only the current ones: which facts need index inputs.
+    history: bool,
+    facts: Vec<Fact>,
+}
+
+impl Checkpoint {
+    /// The checkpoint of `memory` as of its last commit.
+    pub fn of(memory: &Memory) -> Checkpoint {
+        Checkpoint {
+            seq: memory.ledger().seq(),
+            params: memory.config().score.clone(),
+            history: memory.config().history_index,
+            facts: memory.ledger().facts().cloned().collect(),
+        }
+    }
+
+    /// How many facts it holds.
+    pub fn len(&self) -> usize {
+        self.facts.len()
+    }
+
+    /// Whether it holds no fact.
+    pub fn is_empty(&self) -> bool {
+        self.facts.is_empty()
+    }
+}
+
+/// A checkpoint as written.
 #[derive(Serialize)]
 struct CheckpointOut<'a> {
-    facts: Vec<&'a Fact>,
+    facts: &'a [Fact],
     inputs: &'a IndexInputs,
 }
 
@@ -236,9 +275,6 @@ pub struct DurableLedger {
     disk: Arc<dyn Disk>,
     /// As read on open (or written since): a rewrite copies them.
     settings: Settings,
-    /// The commit the file's current checkpoint was written at, if it has
-    /// one (one this process read or wrote).
-    checkpointed: Option<Seq>,
     /// Where the open read the store from.
     source: Source,
 }
@@ -327,7 +363,6 @@ impl DurableLedger {
             db,
             disk,
             settings: Settings::default(),
-            checkpointed: None,
             source: Source::Rows,
         };
         store.settings = store.read_settings()?;
@@ -353,7 +388,6 @@ impl DurableLedger {
                 Some(inputs),
             ) {
                 Ok(memory) => {
-                    store.checkpointed = Some(meta.seq);
                     store.source = Source::Checkpoint;
                     return Ok((store, memory));
                 }
@@ -383,23 +417,30 @@ impl DurableLedger {
         self.source
     }
 
-    /// Writes the store's facts and index inputs as the file's checkpoint,
-    /// unless the file's checkpoint is already of its last commit; returns
-    /// whether it wrote. `memory` must be the store this ledger holds, with
-    /// every commit written (a commit that was not leaves the store's
-    /// sequence number ahead of the file's, and the checkpoint is never
-    /// read). Committed without a sync: closing the file makes it durable.
-    pub fn checkpoint(&mut self, memory: &Memory) -> Result<bool> {
-        let seq = memory.ledger().seq();
-        if self.checkpointed == Some(seq) {
+    /// Writes a store's facts and the index inputs of those it indexes as
+    /// the file's checkpoint, unless the file's checkpoint is already of
+    /// the same commit; returns whether it wrote. `checkpoint` must be of
+    /// the store this ledger holds, with every commit written (a commit
+    /// that was not leaves its sequence number ahead of the file's, and the
+    /// checkpoint is never read). Committed without a sync: closing the
+    /// file makes it durable.
+    pub fn checkpoint(&mut self, checkpoint: &Checkpoint) -> Result<bool> {
+        let p = &self.path;
+        let terms = fingerprint(&checkpoint.params);
+        let current = self.db.begin_read().ok().and_then(|txn| {
+            let marks = txn.open_table(META).ok()?;
+            Some(marked(&marks, checkpoint.seq, terms))
+        });
+        if current == Some(true) {
             return Ok(false);
         }
-        let p = &self.path;
-        let params = &memory.config().score;
-        let facts: Vec<&Fact> = memory.ledger().facts().collect();
-        let inputs = IndexInputs::of(facts.iter().map(|f| &*f.body), params);
+        let indexed = checkpoint
+            .facts
+            .iter()
+            .filter(|f| checkpoint.history || f.state.is_current());
+        let inputs = IndexInputs::of(indexed.map(|f| &*f.body), &checkpoint.params);
         let blob = rmp_serde::to_vec_named(&CheckpointOut {
-            facts,
+            facts: &checkpoint.facts,
             inputs: &inputs,
         })
         .map_err(|e| storage(p, "encode the checkpoint", e))?;
@@ -415,16 +456,12 @@ impl DurableLedger {
             let mut meta = txn
                 .open_table(META)
                 .map_err(|e| storage(p, "open meta", e))?;
-            for (name, value) in [
-                (CHECKPOINT_AT, seq),
-                (CHECKPOINT_TERMS, fingerprint(params)),
-            ] {
+            for (name, value) in [(CHECKPOINT_AT, checkpoint.seq), (CHECKPOINT_TERMS, terms)] {
                 meta.insert(name, value)
                     .map_err(|e| storage(p, "write meta", e))?;
             }
         }
         txn.commit().map_err(|e| storage(p, "commit", e))?;
-        self.checkpointed = Some(seq);
         Ok(true)
     }
 
@@ -530,10 +567,7 @@ impl DurableLedger {
         let p = &self.path;
         let txn = self.db.begin_read().ok()?;
         let marks = txn.open_table(META).ok()?;
-        let mark = |name: &str| marks.get(name).ok().flatten().map(|v| v.value());
-        if mark(CHECKPOINT_AT) != Some(meta.seq)
-            || mark(CHECKPOINT_TERMS) != Some(fingerprint(&config.score))
-        {
+        if !marked(&marks, meta.seq, fingerprint(&config.score)) {
             return None;
         }
         let read = || -> std::result::Result<CheckpointIn, String> {
@@ -640,7 +674,6 @@ impl DurableLedger {
                 path: tmp.clone(),
                 disk: self.disk.clone(),
                 settings: Settings::default(),
-                checkpointed: None,
                 source: Source::Rows,
             };
             disk.restrict(&tmp, 0o600)?;
@@ -653,7 +686,6 @@ impl DurableLedger {
                 .map_err(|e| storage(dir, "sync the directory", e))?;
         }
         self.db = open_db(disk, &self.path)?;
-        self.checkpointed = None;
         Ok(())
     }
 }
@@ -680,6 +712,13 @@ fn write_meta(txn: &redb::WriteTransaction, p: &Path, meta: Meta) -> Result<()> 
             .map_err(|e| storage(p, "write meta", e))?;
     }
     Ok(())
+}
+
+/// Whether the file's checkpoint is marked as of commit `seq` with index
+/// inputs of fingerprint `terms`.
+fn marked(meta: &impl ReadableTable<&'static str, u64>, seq: Seq, terms: u64) -> bool {
+    let mark = |name: &str| meta.get(name).ok().flatten().map(|v| v.value());
+    mark(CHECKPOINT_AT) == Some(seq) && mark(CHECKPOINT_TERMS) == Some(terms)
 }
 
 /// Removes the checkpoint's marker in a write transaction: the checkpoint
@@ -737,7 +776,6 @@ pub fn repair(dir: &Path, config: Config, drop_corrupt: bool) -> Result<RepairRe
         path,
         disk: Arc::new(Os),
         settings: Settings::default(),
-        checkpointed: None,
         source: Source::Rows,
     };
     let facts = store.read_rows()?;

@@ -15,7 +15,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::durable::{Batch, DurableLedger, FILE, Settings, Source};
+use crate::durable::{Batch, Checkpoint, DurableLedger, FILE, Settings, Source};
 use pfm::config::Config;
 use pfm::error::{Error, Result};
 use pfm::memory::Memory;
@@ -103,9 +103,9 @@ impl LedgerFile {
 
     /// [`DurableLedger::checkpoint`]; a store with no file has nothing to
     /// keep.
-    pub fn checkpoint(&mut self, memory: &Memory) -> Result<bool> {
+    pub fn checkpoint(&mut self, checkpoint: &Checkpoint) -> Result<bool> {
         match self {
-            LedgerFile::Made(store) => store.checkpoint(memory),
+            LedgerFile::Made(store) => store.checkpoint(checkpoint),
             LedgerFile::Unmade { .. } => Ok(false),
         }
     }

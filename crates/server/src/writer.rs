@@ -49,7 +49,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender};
 use tokio::sync::oneshot;
 
-use crate::durable::Batch;
+use crate::durable::{Batch, Checkpoint};
 use crate::idempotency::{Acked, LogChanges, RequestLog, with_keys};
 use crate::ledger_file::LedgerFile;
 use pfm::error::{Error, Result};
@@ -286,12 +286,17 @@ impl Writer {
                 return;
             }
         }
-        let queue = turns.clone();
-        // On the actor, which alone holds the store; no turn follows.
-        let _ = turns.runtime.exclusive(move |memory| {
-            queue.checkpoint(memory);
-            ((), Touched::Nothing)
+        // The facts are taken on the actor, which alone holds the store
+        // (no turn follows); the checkpoint is made and written here, off
+        // the construction threads every tenant's commits share.
+        let min = turns.checkpoint_min_facts;
+        let taken = turns.runtime.exclusive(move |memory| {
+            let pays = memory.ledger().len() >= min;
+            (pays.then(|| Checkpoint::of(memory)), Touched::Nothing)
         });
+        if let Ok(Some(checkpoint)) = taken {
+            turns.checkpoint(&checkpoint);
+        }
         turns.state().durable = None;
     }
 }
@@ -388,20 +393,16 @@ impl Queue {
         }
     }
 
-    /// Writes the ledger's checkpoint of `memory`, unless the store is
-    /// under the size that pays for one or a write failed (the store is
+    /// Writes the ledger's checkpoint, unless a write failed (the store is
     /// then ahead of its file). A checkpoint that cannot be written is
     /// only a slower next open: it is logged, not raised.
-    fn checkpoint(&self, memory: &Memory) {
-        if memory.ledger().len() < self.checkpoint_min_facts {
-            return;
-        }
+    fn checkpoint(&self, checkpoint: &Checkpoint) {
         let mut state = self.state();
         let State {
             durable, failed, ..
         } = &mut *state;
         if let (Some(durable), None) = (durable, failed)
-            && let Err(e) = durable.store.checkpoint(memory)
+            && let Err(e) = durable.store.checkpoint(checkpoint)
         {
             tracing::warn!(file = %durable.store.path().display(), "no checkpoint written: {e}");
         }

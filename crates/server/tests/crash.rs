@@ -27,7 +27,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use pfm::fact::Op;
 use pfm::{Config, Forget, Key, Memory, Observation, WallTime};
 use pfm_server::disk::Disk;
-use pfm_server::durable::{Batch, DurableLedger, FILE, Source};
+use pfm_server::durable::{Batch, Checkpoint, DurableLedger, FILE, Source};
 use redb::{Builder, Database, DatabaseError, StorageBackend};
 
 /// One file: what redb wrote, and what reached the platter.
@@ -337,7 +337,7 @@ fn scenario(disk: &LossyDisk, dir: &Path) -> Acknowledged {
     }
     // Closed as the writer closes it (the checkpoint has no sync of its
     // own; the close's syncs make it durable), and reopened from it.
-    if store.checkpoint(&memory).is_err() {
+    if store.checkpoint(&Checkpoint::of(&memory)).is_err() {
         return acked;
     }
     drop((store, memory));
@@ -370,7 +370,7 @@ fn scenario(disk: &LossyDisk, dir: &Path) -> Acknowledged {
             return acked;
         }
     }
-    let _ = store.checkpoint(&memory);
+    let _ = store.checkpoint(&Checkpoint::of(&memory));
     acked
 }
 

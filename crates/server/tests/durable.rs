@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use pfm::{Config, Forget, Memory, Observation, Request, WallTime};
-use pfm_server::durable::{Batch, DurableLedger, FILE, Source, repair};
+use pfm_server::durable::{Batch, Checkpoint, DurableLedger, FILE, Source, repair};
 
 fn day(d: u32) -> WallTime {
     WallTime::parse(&format!("2025-06-{d:02}")).unwrap()
@@ -180,9 +180,9 @@ fn a_current_checkpoint_opens_the_same_store_and_a_stale_one_is_passed_over() {
         ],
     );
     assert_eq!(store.source(), Source::Rows);
-    assert!(store.checkpoint(&memory).unwrap());
+    assert!(store.checkpoint(&Checkpoint::of(&memory)).unwrap());
     assert!(
-        !store.checkpoint(&memory).unwrap(),
+        !store.checkpoint(&Checkpoint::of(&memory)).unwrap(),
         "a checkpoint of the last commit is not written again"
     );
     let before = state(&memory);
@@ -196,7 +196,10 @@ fn a_current_checkpoint_opens_the_same_store_and_a_stale_one_is_passed_over() {
     assert_eq!(state(&memory), before);
     assert_eq!(memory.retrieve(&request).unwrap().text, block);
     memory.ledger().verify().unwrap();
-    assert!(!store.checkpoint(&memory).unwrap(), "read, so current");
+    assert!(
+        !store.checkpoint(&Checkpoint::of(&memory)).unwrap(),
+        "read, so current"
+    );
 
     // A write makes it stale: the next open reads the rows, write included.
     observe(
@@ -209,7 +212,7 @@ fn a_current_checkpoint_opens_the_same_store_and_a_stale_one_is_passed_over() {
     let (mut store, memory) = open(Config::default());
     assert_eq!(store.source(), Source::Rows);
     assert_eq!(state(&memory), after);
-    assert!(store.checkpoint(&memory).unwrap());
+    assert!(store.checkpoint(&Checkpoint::of(&memory)).unwrap());
     drop((store, memory));
     let (store, memory) = open(Config::default());
     assert_eq!(
@@ -230,7 +233,7 @@ fn an_unreadable_checkpoint_is_passed_over_for_the_rows() {
     let dir = tempdir("bad-checkpoint");
     let (mut store, mut memory) = DurableLedger::open(&dir, Config::default()).unwrap();
     observe(&store, &mut memory, &[("Alex Rivera moved to Lisbon.", 3)]);
-    store.checkpoint(&memory).unwrap();
+    store.checkpoint(&Checkpoint::of(&memory)).unwrap();
     let before = state(&memory);
     drop((store, memory));
     {
@@ -261,7 +264,7 @@ fn erasure_leaves_no_byte_of_the_text_in_a_checkpoint_either() {
             ("The standup with Alex Rivera is moved to 9:30am.", 3),
         ],
     );
-    store.checkpoint(&memory).unwrap();
+    store.checkpoint(&Checkpoint::of(&memory)).unwrap();
     drop((store, memory));
     let (mut store, mut memory) = open();
     assert_eq!(store.source(), Source::Checkpoint);
@@ -276,7 +279,7 @@ fn erasure_leaves_no_byte_of_the_text_in_a_checkpoint_either() {
     store.rewrite(&Batch::full(&memory)).unwrap();
     assert!(!file_contains(&dir, "5528kw"), "erased text left on disk");
     // The close writes a fresh checkpoint, of the surviving facts.
-    assert!(store.checkpoint(&memory).unwrap());
+    assert!(store.checkpoint(&Checkpoint::of(&memory)).unwrap());
     drop((store, memory));
     assert!(
         !file_contains(&dir, "5528kw"),
