@@ -191,32 +191,8 @@ fn probe_fingerprint(stem: bool) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::index::segment::{Attrs, DocAttrs, DocInput, Segment};
-
-    fn body(id: u64, text: &str, entities: &[&str], participants: &[&str]) -> Arc<FactBody> {
-        Arc::new(FactBody {
-            id: FactId(id),
-            text: text.into(),
-            entities: entities.iter().map(|e| Arc::from(*e)).collect(),
-            participants: participants.iter().map(|p| Arc::from(*p)).collect(),
-            key: None,
-            value: None,
-            stated_at: WallTime::from_secs(id as i64 * 3_600),
-            source: None,
-        })
-    }
-
-    fn doc(body: &Arc<FactBody>) -> DocInput {
-        DocInput {
-            body: body.clone(),
-            attrs: Attrs::Observed(DocAttrs {
-                last_observed: body.stated_at,
-                usage: Default::default(),
-            }),
-            nodes: Box::new([]),
-            vectors: None,
-        }
-    }
+    use crate::index::segment::Segment;
+    use crate::index::segment::fixtures::{body, doc};
 
     /// A segment's whole content, less its process-unique id.
     fn content(segment: &Segment) -> String {
@@ -227,48 +203,52 @@ mod tests {
 
     #[test]
     fn a_segment_built_from_inputs_is_the_segment_built_from_text() {
-        let bodies = [
-            body(
+        let docs = [
+            (
                 7,
                 "Maya's running club meets on Mar 3rd at 9:30am.",
-                &["maya"],
-                &["Maya Lee", "Sam"],
+                &["maya"][..],
+                &["Maya Lee", "Sam"][..],
             ),
-            body(
+            (
                 2,
                 "Sam moved the club's runs to the old café — running is fun!",
                 &["sam"],
                 &["Sam"],
             ),
-            body(
+            (
                 5,
                 "The budget is $1,200.50 for 2024; the budget was smaller.",
                 &[],
                 &["Maya Lee"],
             ),
-            body(
+            (
                 9,
                 "Nothing in common here except running.",
                 &["nobody"],
                 &[],
             ),
-        ];
+        ]
+        .map(|(id, text, entities, participants)| {
+            doc(id, text, entities, participants, Box::new([]))
+        });
         for stem in [true, false] {
             let params = ScoreParams {
                 stem,
                 ..ScoreParams::default()
             };
             // Fact 9 is not in the inputs: its terms come from its text.
-            let inputs = IndexInputs::of(bodies[..3].iter().map(|b| &**b), &params);
+            let inputs = IndexInputs::of(docs[..3].iter().map(|d| &*d.body), &params);
             assert_eq!(inputs.len(), 3);
             assert!(inputs.doc(FactId(9)).is_none());
-            let docs: Vec<DocInput> = bodies.iter().map(doc).collect();
-            let from_text = Segment::build(docs.clone(), &params);
-            let from_inputs = Segment::build_with(docs, &params, Some(&inputs));
+            let from_text = Segment::build(docs.to_vec(), &params);
+            let from_inputs = Segment::build_with(docs.to_vec(), &params, Some(&inputs));
             assert_eq!(content(&from_text), content(&from_inputs), "stem {stem}");
             // And a fact's inputs are what the build reads from its text.
             let mut read = Vec::new();
-            let lens = for_each_term(&bodies[0], &params, |t, tf| read.push((t.to_owned(), tf)));
+            let lens = for_each_term(&docs[0].body, &params, |t, tf| {
+                read.push((t.to_owned(), tf))
+            });
             let kept = inputs.doc(FactId(7)).unwrap();
             assert_eq!(kept.lens, lens);
             let kept: Vec<_> = kept

@@ -137,18 +137,28 @@ const CRASH_TENANTS: usize = 10_000;
 /// SIGKILL with many tenants active: 10,000 tenants registered, clients
 /// writing one keyed observation to each in turn (a tenant's first write
 /// creates its ledger) under a memory budget that keeps closing idle
-/// tenants, so the kill finds tenants open, closing and closed. After a
-/// restart every acknowledged write is in its own tenant, and no tenant
-/// reads another's.
+/// tenants, so the kill finds tenants open, closing (their checkpoints
+/// half written) and closed. After a restart every acknowledged write is
+/// in its own tenant, whether read from the rows or a checkpoint, and no
+/// tenant reads another's.
 #[test]
 fn acknowledged_writes_survive_sigkill_across_many_tenants() {
     let dir = tempdir("crash-many");
     let names: Vec<String> = (0..CRASH_TENANTS).map(|i| format!("t{i:05}")).collect();
     let asked: Vec<Grant> = names.iter().map(|n| Grant::Tenant(n)).collect();
     let tokens = pfm_server::tokens::create_many(&dir, &asked, jiff::Timestamp::now()).unwrap();
+    // Every tenant that wrote is checkpointed at its close, so the kill
+    // also finds checkpoints half written and the restart reads some.
     let server = Server::start(
         &dir,
-        &["--observe-rate", "1000000", "--memory-budget", "8MB"],
+        &[
+            "--observe-rate",
+            "1000000",
+            "--memory-budget",
+            "8MB",
+            "--checkpoint-min-facts",
+            "0",
+        ],
     );
     let value = |t: usize| format!("desk{t}x");
     let next = AtomicUsize::new(0);
@@ -193,7 +203,10 @@ fn acknowledged_writes_survive_sigkill_across_many_tenants() {
         acked.len()
     );
 
-    let server = Server::start(&dir, &["--memory-budget", "64MB"]);
+    let server = Server::start(
+        &dir,
+        &["--memory-budget", "64MB", "--checkpoint-min-facts", "0"],
+    );
     let next = AtomicUsize::new(0);
     std::thread::scope(|s| {
         for _ in 0..4 {
@@ -226,6 +239,13 @@ fn acknowledged_writes_survive_sigkill_across_many_tenants() {
             });
         }
     });
+    // Tenants closed before the kill (idle for 2 s while the clients
+    // wrote to the others) were read back from their checkpoints.
+    let from_checkpoints = metrics(&dir, &server)()
+        .lines()
+        .find_map(|l| l.strip_prefix("pfm_tenant_checkpoint_opens_total "))
+        .and_then(|v| v.parse::<u64>().ok());
+    assert!(from_checkpoints > Some(0), "{from_checkpoints:?}");
     server.stop();
 }
 
