@@ -12,6 +12,13 @@ fn day(d: u32) -> WallTime {
     WallTime::parse(&format!("2025-06-{d:02}")).unwrap()
 }
 
+/// A standup moved twice, and a fact beside it.
+const STANDUP: [(&str, u32); 3] = [
+    ("The standup with Alex Rivera is moved to 9:30am.", 2),
+    ("Alex Rivera moved to Lisbon last spring.", 3),
+    ("The standup with Alex Rivera is moved to 10:45am.", 9),
+];
+
 /// Observes each (text, day) in its own commit and writes its journal.
 fn observe(store: &DurableLedger, memory: &mut Memory, messages: &[(&str, u32)]) {
     for (text, d) in messages {
@@ -44,15 +51,11 @@ fn file_contains(dir: &Path, needle: &str) -> bool {
 fn a_reopened_store_is_the_same_store() {
     let dir = tempdir("reopen");
     let (store, mut memory) = DurableLedger::open(&dir, Config::default()).unwrap();
+    observe(&store, &mut memory, &STANDUP);
     observe(
         &store,
         &mut memory,
-        &[
-            ("The standup with Alex Rivera is moved to 9:30am.", 2),
-            ("Alex Rivera moved to Lisbon last spring.", 3),
-            ("The standup with Alex Rivera is moved to 10:45am.", 9),
-            ("The standup with Alex Rivera is moved to 10:45am.", 10),
-        ],
+        &[("The standup with Alex Rivera is moved to 10:45am.", 10)],
     );
     let before = state(&memory);
     let request =
@@ -170,15 +173,7 @@ fn a_current_checkpoint_opens_the_same_store_and_a_stale_one_is_passed_over() {
     let dir = tempdir("checkpoint");
     let open = |config: Config| DurableLedger::open(&dir, config).unwrap();
     let (mut store, mut memory) = open(Config::default());
-    observe(
-        &store,
-        &mut memory,
-        &[
-            ("The standup with Alex Rivera is moved to 9:30am.", 2),
-            ("Alex Rivera moved to Lisbon last spring.", 3),
-            ("The standup with Alex Rivera is moved to 10:45am.", 9),
-        ],
-    );
+    observe(&store, &mut memory, &STANDUP);
     assert_eq!(store.source(), Source::Rows);
     assert!(store.checkpoint(&Checkpoint::of(&memory)).unwrap());
     assert!(
