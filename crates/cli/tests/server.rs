@@ -584,16 +584,24 @@ fn a_tenant_created_under_event_time_keeps_it() {
     );
 }
 
+/// Erased text is gone from answers, from the data directory and from
+/// the tenant's checkpoints: the stop before the erasure checkpoints the
+/// text, and the reopen reads that checkpoint.
 #[test]
 fn erased_text_never_comes_back() {
     let dir = tempdir("erasure");
     let tok = token(&dir, "erase");
-    let server = Server::start(&dir, &[]);
+    let every_tenant = ["--checkpoint-min-facts", "0"];
+    let server = Server::start(&dir, &every_tenant);
     let c = Client::new(&server, Some(&tok));
     let old = c.observe(keyed("Ana Silva", "pin", "pin4431zz", 1));
     let new = c.observe(keyed("Ana Silva", "pin", "pin9907qq", 2));
     assert_eq!(new["outcome"], "superseded");
     c.observe(json!({"text": "Ana Silva plays the cello.", "participants": ["Ana Silva"], "at": "2025-06-03"}));
+    server.stop();
+    assert!(grep(&dir, "pin9907qq"), "the checkpoint and rows hold it");
+    let server = Server::start(&dir, &every_tenant);
+    let c = Client::new(&server, Some(&tok));
     let erased = c.ok(
         "POST",
         "/v1/forget",
@@ -637,8 +645,13 @@ fn erased_text_never_comes_back() {
             "{needle} is still in the data directory"
         );
     }
-    let server = Server::start(&dir, &[]);
+    let server = Server::start(&dir, &every_tenant);
     check(&Client::new(&server, Some(&tok)));
+    let scrape = metrics(&dir, &server)();
+    assert!(
+        scrape.contains("pfm_tenant_checkpoint_opens_total 1\n"),
+        "the reopen after the erasure read the stop's checkpoint: {scrape}"
+    );
     server.stop();
 }
 
