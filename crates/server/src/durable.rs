@@ -149,16 +149,6 @@ impl Checkpoint {
             facts: memory.ledger().facts().cloned().collect(),
         }
     }
-
-    /// How many facts it holds.
-    pub fn len(&self) -> usize {
-        self.facts.len()
-    }
-
-    /// Whether it holds no fact.
-    pub fn is_empty(&self) -> bool {
-        self.facts.is_empty()
-    }
 }
 
 /// A checkpoint as written.
