@@ -5,6 +5,7 @@
 //! - [`segment`]: an immutable segment — postings over the three BM25F fields
 //!   (text, entities, participants), per-term presence counts, per-document
 //!   lengths, recency, usage and graph nodes.
+//! - [`terms`]: a segment's term table (names end to end, ids by name).
 //! - [`deletes`]: the copy-on-write bitset of a segment's deleted documents.
 //! - [`inputs`]: each fact's terms as a segment reads them, kept so a
 //!   restored store builds its segments without tokenizing again.
@@ -23,6 +24,7 @@ pub mod deletes;
 pub mod inputs;
 pub mod prefetch;
 pub mod segment;
+pub mod terms;
 pub mod timeline;
 pub mod writer;
 

@@ -34,11 +34,10 @@ use std::borrow::Cow;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use rustc_hash::FxHashMap;
-
 use super::deletes::DeleteSet;
 use super::inputs::IndexInputs;
 use super::prefetch::prefetch;
+use super::terms::Terms;
 use crate::config::ScoreParams;
 use crate::fact::{Fact, FactBody, FactId, Said, Usage, name_key};
 use crate::graph::NodeId;
@@ -364,7 +363,7 @@ impl Matrix {
 /// postings so far, presence counts and largest frequencies.
 #[derive(Default)]
 struct Dictionary {
-    terms: FxHashMap<Box<str>, u32>,
+    terms: Terms,
     lists: Vec<Vec<Posting>>,
     presence: Vec<[u32; 7]>,
     max_tf: Vec<[u8; FIELDS]>,
@@ -373,14 +372,12 @@ struct Dictionary {
 impl Dictionary {
     /// The id of a term, given the next one if it is new.
     fn id(&mut self, term: &str) -> u32 {
-        if let Some(&t) = self.terms.get(term) {
-            return t;
+        let t = self.terms.id(term);
+        if t as usize == self.lists.len() {
+            self.lists.push(Vec::new());
+            self.presence.push([0; 7]);
+            self.max_tf.push([0; FIELDS]);
         }
-        let t = self.lists.len() as u32;
-        self.terms.insert(term.into(), t);
-        self.lists.push(Vec::new());
-        self.presence.push([0; 7]);
-        self.max_tf.push([0; FIELDS]);
         t
     }
 }
@@ -419,7 +416,7 @@ pub struct Segment {
     bitmaps: Vec<u64>,
     /// Anchored usage (invariant 4).
     use_lin: Vec<f64>,
-    terms: FxHashMap<Box<str>, u32>,
+    terms: Terms,
     term_ranges: Vec<(u32, u32)>,
     presence: Vec<[u32; 7]>,
     /// Per term, the largest frequency in each field (upper bounds for pruning).
@@ -538,11 +535,18 @@ impl Segment {
             }
         }
         let Dictionary {
-            terms,
+            mut terms,
             lists,
-            presence,
-            max_tf,
+            mut presence,
+            mut max_tf,
         } = dictionary;
+        // What the segment keeps of the growing buffers, without their
+        // spare capacity: a segment is never appended to, and the doubling
+        // left up to half of each unused (issue 24's heap table).
+        records.shrink_to_fit();
+        terms.shrink_to_fit();
+        presence.shrink_to_fit();
+        max_tf.shrink_to_fit();
         let min_lens = lists
             .iter()
             .map(|list| {
@@ -568,6 +572,7 @@ impl Segment {
                 Some((at / words.max(1)) as u32)
             })
             .collect();
+        bitmaps.shrink_to_fit();
         let mut postings = Vec::with_capacity(lists.iter().map(Vec::len).sum());
         let term_ranges = lists
             .into_iter()
@@ -753,16 +758,14 @@ impl Segment {
     /// The id of a term in this segment.
     #[inline]
     pub fn term(&self, term: &str) -> Option<u32> {
-        self.terms.get(term).copied()
+        self.terms.get(term)
     }
 
     /// Every term's name, by term id.
     fn term_names(&self) -> Vec<&str> {
-        let mut names = vec![""; self.terms.len()];
-        for (name, &tid) in &self.terms {
-            names[tid as usize] = name;
-        }
-        names
+        (0..self.terms.len() as u32)
+            .map(|t| self.terms.name(t))
+            .collect()
     }
 
     /// Postings of a term id.
