@@ -82,7 +82,7 @@ impl Disclose {
             parts.push(part);
         }
         if self.history
-            && let Some(older) = fact.state.supersedes.and_then(|o| timeline.get(o))
+            && let Some(older) = fact.state.supersedes.get().and_then(|o| timeline.get(o))
             && let Some((_, until)) = older.state.intervals.last().and_then(|i| i.to)
         {
             let mut part = format!("was {} until ", value(older));

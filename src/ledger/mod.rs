@@ -75,7 +75,7 @@ pub use views::{AsOf, history_in, related_in};
 use crate::config::{AdmissionParams, ChainOrder, Config, ScoreParams};
 use crate::error::Result;
 use crate::fact::{
-    Fact, FactBody, FactId, FactState, Interval, Intervals, Key, Kind, Op, Seq, Status,
+    Fact, FactBody, FactId, FactState, Interval, Intervals, Key, Kind, Link, Op, Seq, Status,
     StatusChange, Usage, name_key,
 };
 use crate::text;
@@ -849,8 +849,8 @@ impl Ledger {
                 last_observed: body.stated_at,
                 support: 1,
                 usage: Usage::default(),
-                supersedes: None,
-                superseded_by: None,
+                supersedes: Link::NONE,
+                superseded_by: Link::NONE,
                 entered_by: draft.op,
                 rollback_stop: false,
                 edges: None,
@@ -987,7 +987,7 @@ impl Ledger {
     /// event-time ordering (`stated`) it goes above those stated no later.
     fn insertion_point(&self, from: FactId, stated: Option<WallTime>) -> FactId {
         let mut below = from;
-        while let Some(next) = self.fact(below).state.superseded_by {
+        while let Some(next) = self.fact(below).state.superseded_by.get() {
             if stated.is_some_and(|s| self.fact(next).body.stated_at > s) {
                 break;
             }
@@ -999,11 +999,11 @@ impl Ledger {
     /// Links `fact` into its key's chain directly above `below`.
     fn link_above(&mut self, fact: FactId, below: FactId) {
         let above = self.fact(below).state.superseded_by;
-        self.fact_mut(fact).state.supersedes = Some(below);
+        self.fact_mut(fact).state.supersedes = below.into();
         self.fact_mut(fact).state.superseded_by = above;
-        self.fact_mut(below).state.superseded_by = Some(fact);
-        if let Some(a) = above {
-            self.fact_mut(a).state.supersedes = Some(fact);
+        self.fact_mut(below).state.superseded_by = fact.into();
+        if let Some(a) = above.get() {
+            self.fact_mut(a).state.supersedes = fact.into();
         }
     }
 
@@ -1029,21 +1029,21 @@ impl Ledger {
         // Walk down from the head to the first version stated no later than
         // the draft; the draft goes between it and its successor.
         let mut newer = head;
-        let mut older = self.fact(head).state.supersedes;
+        let mut older = self.fact(head).state.supersedes.get();
         while let Some(o) = older {
             if self.fact(o).body.stated_at <= stated {
                 break;
             }
             newer = o;
-            older = self.fact(o).state.supersedes;
+            older = self.fact(o).state.supersedes.get();
         }
         let fact = self.new_fact(draft, Intervals::new(), Status::Superseded);
         self.log_created(fact, u, t);
-        self.fact_mut(fact).state.supersedes = older;
-        self.fact_mut(fact).state.superseded_by = Some(newer);
-        self.fact_mut(newer).state.supersedes = Some(fact);
+        self.fact_mut(fact).state.supersedes = older.into();
+        self.fact_mut(fact).state.superseded_by = newer.into();
+        self.fact_mut(newer).state.supersedes = fact.into();
         if let Some(o) = older {
-            self.fact_mut(o).state.superseded_by = Some(fact);
+            self.fact_mut(o).state.superseded_by = fact.into();
         }
         changes.push(Change::Recorded(fact));
         fact

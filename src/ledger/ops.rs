@@ -356,7 +356,7 @@ impl Ledger {
             if state.rollback_stop {
                 return None;
             }
-            let older = state.supersedes?;
+            let older = state.supersedes.get()?;
             if !self.fact(older).state.status.is_retracted() {
                 return Some(older);
             }
@@ -372,7 +372,7 @@ impl Ledger {
             if !state.status.is_retracted() {
                 return Some(v);
             }
-            at = state.supersedes;
+            at = state.supersedes.get();
         }
         None
     }

@@ -131,14 +131,14 @@ impl Ledger {
             .expect("erase is called with retained facts only");
         let state = &fact.state;
         if state.on_chain() {
-            let (older, newer) = (state.supersedes, state.superseded_by);
+            let (older, newer) = (state.supersedes.get(), state.superseded_by.get());
             let cut = state.rollback_stop || !state.status.is_retracted();
             if let Some(o) = older.filter(|o| self.get(*o).is_some()) {
-                self.fact_mut(o).state.superseded_by = newer;
+                self.fact_mut(o).state.superseded_by = newer.into();
             }
             if let Some(n) = newer.filter(|n| self.get(*n).is_some()) {
                 let s = &mut self.fact_mut(n).state;
-                s.supersedes = older;
+                s.supersedes = older.into();
                 s.rollback_stop |= cut;
             }
         }

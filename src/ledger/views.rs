@@ -53,11 +53,11 @@ pub fn history_in<'a>(
     if let Some(anchor) = edges.alternative_of.or(edges.revokes).and_then(&get) {
         head = anchor;
     }
-    while let Some(newer) = head.state.superseded_by.and_then(&get) {
+    while let Some(newer) = head.state.superseded_by.get().and_then(&get) {
         head = newer;
     }
     let mut chain = vec![head];
-    while let Some(older) = chain[chain.len() - 1].state.supersedes.and_then(&get) {
+    while let Some(older) = chain[chain.len() - 1].state.supersedes.get().and_then(&get) {
         chain.push(older);
     }
     Ok(chain)
@@ -142,7 +142,7 @@ impl Ledger {
                 }
             }
             self.verify_edges(f)?;
-            if let Some(o) = f.state.supersedes {
+            if let Some(o) = f.state.supersedes.get() {
                 let older = self
                     .get(o)
                     .ok_or_else(|| format!("{id} supersedes erased {o}"))?;
@@ -175,8 +175,8 @@ impl Ledger {
                     return Err(format!("{id} supersedes {o} out of order"));
                 }
             }
-            if let Some(n) = f.state.superseded_by
-                && self.get(n).and_then(|n| n.state.supersedes) != Some(id)
+            if let Some(n) = f.state.superseded_by.get()
+                && self.get(n).and_then(|n| n.state.supersedes.get()) != Some(id)
             {
                 return Err(format!(
                     "{id} is superseded by {n}, which does not supersede it"
@@ -437,7 +437,7 @@ impl Ledger {
                 ));
             }
             reached.push(v);
-            at = f.state.supersedes;
+            at = f.state.supersedes.get();
         }
         reached.sort();
         if reached != expected {
