@@ -763,9 +763,7 @@ impl Segment {
 
     /// Every term's name, by term id.
     fn term_names(&self) -> Vec<&str> {
-        (0..self.terms.len() as u32)
-            .map(|t| self.terms.name(t))
-            .collect()
+        self.terms.names()
     }
 
     /// Postings of a term id.

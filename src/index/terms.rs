@@ -2,92 +2,106 @@
 //!
 //! A map of `Box<str>` to id cost every term an allocation of its own and a
 //! 24-byte entry, in every segment that lists it; across a store's
-//! segments that was about 25% of their heap (issue 24's heap table). Here
-//! the names lie end to end in one string, in id order, and the lookup
-//! table holds bare ids (4 bytes an entry) hashed by the names they index.
-//! Written by hand because it is the index's own structure; hashing and
-//! probing are hashbrown's `HashTable`.
+//! segments that was about a tenth of their heap (issue 24's heap table).
+//! Here the names lie end to end in one string, and the lookup table holds
+//! 12-byte entries (id, where the name starts, its length) hashed by the
+//! names they point at, so a probe reads the entry and then the name, as
+//! the map did. Written by hand because it is the index's own structure;
+//! hashing and probing are hashbrown's `HashTable`.
 //!
-//! Invariants: `ends` has one entry per id, ascending; term `t`'s name is
-//! `names[ends[t - 1]..ends[t]]` (from 0 for `t = 0`); `ids` holds every id
-//! once, and names are distinct.
+//! Invariants: every entry's `start..start + len` is a name in `names` on
+//! character boundaries; ids are `0..len()`, each in one entry; names are
+//! distinct.
 
 use std::hash::BuildHasher;
 
 use hashbrown::HashTable;
 use rustc_hash::FxBuildHasher;
 
+/// One term: its id and where its name lies in [`Terms::names`].
+#[derive(Clone, Copy)]
+struct Entry {
+    id: u32,
+    start: u32,
+    len: u32,
+}
+
 /// Term names and their ids (`0..len`, in insertion order).
 #[derive(Clone, Default)]
 pub struct Terms {
     names: String,
-    ends: Vec<u32>,
-    ids: HashTable<u32>,
+    entries: HashTable<Entry>,
 }
 
 fn hash(name: &str) -> u64 {
     FxBuildHasher.hash_one(name)
 }
 
-/// Term `t`'s name, from the table's parts (so a probe can read names
-/// while the id table is borrowed mutably).
-fn name_in<'a>(names: &'a str, ends: &[u32], t: u32) -> &'a str {
-    let t = t as usize;
-    let start = if t == 0 { 0 } else { ends[t - 1] as usize };
-    &names[start..ends[t] as usize]
+/// An entry's name, from the table's string (so a probe can read names
+/// while the entries are borrowed mutably).
+fn name_in(names: &str, e: Entry) -> &str {
+    &names[e.start as usize..(e.start + e.len) as usize]
 }
 
 impl Terms {
     /// The id of `term`, if the table holds it.
     #[inline]
     pub fn get(&self, term: &str) -> Option<u32> {
-        self.ids
-            .find(hash(term), |&t| name_in(&self.names, &self.ends, t) == term)
-            .copied()
+        self.entries
+            .find(hash(term), |&e| name_in(&self.names, e) == term)
+            .map(|e| e.id)
     }
 
     /// The id of `term`, given the next one if it is new.
     pub fn id(&mut self, term: &str) -> u32 {
-        let Terms { names, ends, ids } = self;
-        let entry = ids.entry(
+        let next = self.entries.len() as u32;
+        let Terms { names, entries } = self;
+        let entry = entries.entry(
             hash(term),
-            |&t| name_in(names, ends, t) == term,
-            |&t| hash(name_in(names, ends, t)),
+            |&e| name_in(names, e) == term,
+            |&e| hash(name_in(names, e)),
         );
         match entry {
-            hashbrown::hash_table::Entry::Occupied(found) => *found.get(),
+            hashbrown::hash_table::Entry::Occupied(found) => found.get().id,
             hashbrown::hash_table::Entry::Vacant(slot) => {
-                let t = ends.len() as u32;
+                let start = names.len();
                 names.push_str(term);
-                ends.push(u32::try_from(names.len()).expect("a segment's term names fit in 4 GiB"));
-                slot.insert(t);
-                t
+                let fits =
+                    |n: usize| u32::try_from(n).expect("a segment's term names fit in 4 GiB");
+                slot.insert(Entry {
+                    id: next,
+                    start: fits(start),
+                    len: fits(term.len()),
+                });
+                next
             }
         }
     }
 
-    /// Term `t`'s name. Panics if `t` is not an id of the table.
-    #[inline]
-    pub fn name(&self, t: u32) -> &str {
-        name_in(&self.names, &self.ends, t)
+    /// Every term's name, by id.
+    pub fn names(&self) -> Vec<&str> {
+        let mut names = vec![""; self.entries.len()];
+        for &e in &self.entries {
+            names[e.id as usize] = name_in(&self.names, e);
+        }
+        names
     }
 
     /// How many terms the table holds.
     pub fn len(&self) -> usize {
-        self.ends.len()
+        self.entries.len()
     }
 
     /// Whether it holds none.
     pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
+        self.entries.is_empty()
     }
 
     /// Lets go of spare capacity: a built segment's table never grows.
     pub fn shrink_to_fit(&mut self) {
-        let Terms { names, ends, ids } = self;
+        let Terms { names, entries } = self;
         names.shrink_to_fit();
-        ends.shrink_to_fit();
-        ids.shrink_to_fit(|&t| hash(name_in(names, ends, t)));
+        entries.shrink_to_fit(|&e| hash(name_in(names, e)));
     }
 }
 
@@ -118,9 +132,10 @@ mod tests {
             }
             table.shrink_to_fit();
             proptest::prop_assert_eq!(table.len(), model.len());
+            let names = table.names();
             for (w, &t) in &model {
                 proptest::prop_assert_eq!(table.get(w), Some(t));
-                proptest::prop_assert_eq!(table.name(t), w.as_str());
+                proptest::prop_assert_eq!(names[t as usize], w.as_str());
             }
             proptest::prop_assert_eq!(table.get("not a term"), None);
         }
