@@ -474,7 +474,7 @@ pub type Intervals = smallvec::SmallVec<[Interval; 1]>;
 /// and never reach `u64::MAX`, which stands for "none". It reads and
 /// writes exactly as `Option<FactId>` does (`null` or the id), and a
 /// stored `u64::MAX` is refused rather than read as "none".
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(into = "Option<FactId>")]
 pub struct Link(u64);
 

@@ -18,7 +18,7 @@ use std::hash::BuildHasher;
 use hashbrown::HashTable;
 use rustc_hash::FxBuildHasher;
 
-/// One term: its id and where its name lies in [`Terms::names`].
+/// One term: its id and where its name lies in the table's string.
 #[derive(Clone, Copy)]
 struct Entry {
     id: u32,
