@@ -32,9 +32,11 @@
 //! is checked by the tests below and by `erasure_leaves_no_trace` in
 //! `tests/memory.rs`.
 
+use std::hash::BuildHasher;
 use std::sync::Arc;
 
-use rustc_hash::FxHashMap;
+use hashbrown::{HashTable, hash_table};
+use rustc_hash::{FxBuildHasher, FxHashMap};
 
 use crate::config::GraphParams;
 use crate::pmap::PMap;
@@ -46,8 +48,74 @@ pub type NodeId = u32;
 /// The anchor `A` of stored weights: 2020-01-01T00:00:00Z.
 const ANCHOR_MS: i64 = 1_577_836_800_000;
 
+/// A neighbour and the edge's anchored weight, in twelve bytes: a
+/// `(NodeId, f64)` pair pads to sixteen, and the published lists and the
+/// writer's working copies hold one per edge (issue 24's heap table: the
+/// graph was an eighth of the store). Packed to 4-byte alignment, so read
+/// its fields by value (`edge.1`), never by reference.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C, packed(4))]
+pub struct Edge(pub NodeId, pub f64);
+
+const _: () = assert!(std::mem::size_of::<Edge>() == 12);
+
 /// A node's published neighbours with their anchored weights.
-type List = Arc<[(NodeId, f64)]>;
+type List = Arc<[Edge]>;
+
+/// A hub's edges by neighbour, 12 bytes an entry: a map of `NodeId` to
+/// `f64` pads its entries to 16, and hubs hold every edge they have
+/// (invariant 1). Invariant: at most one entry per neighbour.
+#[derive(Debug, Default)]
+struct EdgeMap(HashTable<Edge>);
+
+fn node_hash(node: NodeId) -> u64 {
+    FxBuildHasher.hash_one(node)
+}
+
+impl EdgeMap {
+    /// The weight of the edge to `b`, if there is one.
+    fn get(&self, b: NodeId) -> Option<f64> {
+        self.0.find(node_hash(b), |e| e.0 == b).map(|e| e.1)
+    }
+
+    /// Sets the edge to `b` to weight `w`.
+    fn insert(&mut self, b: NodeId, w: f64) {
+        match self.0.entry(node_hash(b), |e| e.0 == b, |e| node_hash(e.0)) {
+            hash_table::Entry::Occupied(mut held) => *held.get_mut() = Edge(b, w),
+            hash_table::Entry::Vacant(slot) => {
+                slot.insert(Edge(b, w));
+            }
+        }
+    }
+
+    /// Removes the edge to `b`; returns whether there was one.
+    fn remove(&mut self, b: NodeId) -> bool {
+        self.0
+            .find_entry(node_hash(b), |e| e.0 == b)
+            .map(|held| held.remove())
+            .is_ok()
+    }
+
+    /// Every edge, in no particular order.
+    fn iter(&self) -> impl Iterator<Item = Edge> + '_ {
+        self.0.iter().copied()
+    }
+
+    /// How many edges.
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+}
+
+impl FromIterator<Edge> for EdgeMap {
+    fn from_iter<I: IntoIterator<Item = Edge>>(edges: I) -> Self {
+        let mut map = EdgeMap::default();
+        for Edge(b, w) in edges {
+            map.insert(b, w);
+        }
+        map
+    }
+}
 
 /// The read side: published with every index version, cloned in O(1).
 #[derive(Clone, Debug, Default)]
@@ -65,7 +133,7 @@ impl Graph {
 
     /// A node's published neighbours with their anchored weights, strongest
     /// first. Ratios between them are the same at every time.
-    pub fn neighbours(&self, node: NodeId) -> &[(NodeId, f64)] {
+    pub fn neighbours(&self, node: NodeId) -> &[Edge] {
         self.neighbours
             .get(node as usize)
             .and_then(Option::as_deref)
@@ -99,7 +167,7 @@ pub struct GraphWriter {
     hubs: FxHashMap<NodeId, Hub>,
     /// Working copies of the non-hub nodes changed since the last
     /// publication: all their edges, in neighbour order.
-    changed: FxHashMap<NodeId, Vec<(NodeId, f64)>>,
+    changed: FxHashMap<NodeId, Vec<Edge>>,
     /// Hubs whose top list changed since the last publication.
     dirty_hubs: Vec<NodeId>,
     published: Graph,
@@ -109,10 +177,10 @@ pub struct GraphWriter {
 #[derive(Debug)]
 struct Hub {
     /// Every edge's exact `W`.
-    all: FxHashMap<NodeId, f64>,
+    all: EdgeMap,
     /// The top `neighbours_per_node` of `all` in neighbour order,
     /// maintained in place as weights rise.
-    top: Vec<(NodeId, f64)>,
+    top: Vec<Edge>,
 }
 
 impl GraphWriter {
@@ -202,7 +270,7 @@ impl GraphWriter {
     ) {
         for (a, name) in nodes {
             if !alive(name) {
-                for (b, _) in self.edges(*a) {
+                for Edge(b, _) in self.edges(*a) {
                     self.update(b, *a, |_| 0.0);
                 }
                 self.hubs.remove(a);
@@ -226,7 +294,7 @@ impl GraphWriter {
     pub fn prune(&mut self, at: WallTime) {
         let limit = self.params.edge_threshold * self.contribution(at);
         for a in 0..self.next {
-            for (b, w) in self.edges(a) {
+            for Edge(b, w) in self.edges(a) {
                 if w < limit {
                     self.update(a, b, |_| 0.0);
                 }
@@ -235,9 +303,9 @@ impl GraphWriter {
     }
 
     /// A node's edges with their weights (in no particular order for a hub).
-    fn edges(&self, a: NodeId) -> Vec<(NodeId, f64)> {
+    fn edges(&self, a: NodeId) -> Vec<Edge> {
         match self.hubs.get(&a) {
-            Some(hub) => hub.all.iter().map(|(b, w)| (*b, *w)).collect(),
+            Some(hub) => hub.all.iter().collect(),
             None => match self.changed.get(&a) {
                 Some(list) => list.clone(),
                 None => self.published.neighbours(a).to_vec(),
@@ -277,7 +345,7 @@ impl GraphWriter {
         if w <= 0.0 {
             return w;
         }
-        let entry = (b, w);
+        let entry = Edge(b, w);
         let at = list.partition_point(|e| order(e, &entry).is_lt());
         list.insert(at, entry);
         if list.len() > k {
@@ -298,10 +366,10 @@ impl Hub {
     /// list in place; a fall (only erasure and pruning lower weights)
     /// recomputes it.
     fn update(&mut self, b: NodeId, weight: impl FnOnce(f64) -> f64, k: usize) -> (f64, bool) {
-        let old = self.all.get(&b).copied();
+        let old = self.all.get(b);
         let w = weight(old.unwrap_or(0.0));
         if w <= 0.0 {
-            if self.all.remove(&b).is_none() {
+            if !self.all.remove(b) {
                 return (w, false);
             }
         } else {
@@ -312,7 +380,7 @@ impl Hub {
             self.top.truncate(k);
             return (w, true);
         }
-        let entry = (b, w);
+        let entry = Edge(b, w);
         match self.top.iter().position(|e| e.0 == b) {
             Some(i) => {
                 self.top.remove(i);
@@ -336,8 +404,8 @@ impl Hub {
 }
 
 /// A node's edges, strongest first (see [`order`]).
-fn sorted(adj: &FxHashMap<NodeId, f64>) -> Vec<(NodeId, f64)> {
-    let mut list: Vec<(NodeId, f64)> = adj.iter().map(|(b, w)| (*b, *w)).collect();
+fn sorted(adj: &EdgeMap) -> Vec<Edge> {
+    let mut list: Vec<Edge> = adj.iter().collect();
     list.sort_by(order);
     list
 }
@@ -349,8 +417,9 @@ pub fn contribution(s: WallTime, half_life_days: f64) -> f64 {
 }
 
 /// Neighbour order: heavier first, then lower node id.
-fn order(x: &(NodeId, f64), y: &(NodeId, f64)) -> std::cmp::Ordering {
-    y.1.total_cmp(&x.1).then(x.0.cmp(&y.0))
+fn order(x: &Edge, y: &Edge) -> std::cmp::Ordering {
+    let (Edge(xn, xw), Edge(yn, yw)) = (*x, *y);
+    yw.total_cmp(&xw).then(xn.cmp(&yn))
 }
 
 #[cfg(test)]
@@ -430,11 +499,11 @@ mod tests {
                 }
                 let published = g.publish();
                 for &n in &ids {
-                    let mut want: Vec<(NodeId, f64)> = model
+                    let mut want: Vec<Edge> = model
                         .iter()
                         .filter_map(|(&(x, y), &w)| match (x == n, y == n) {
-                            (true, _) => Some((y, w)),
-                            (_, true) => Some((x, w)),
+                            (true, _) => Some(Edge(y, w)),
+                            (_, true) => Some(Edge(x, w)),
                             _ => None,
                         })
                         .collect();

@@ -24,7 +24,7 @@ pub use super::plan::{Cancel, Strategy};
 use super::{DenseMode, QueryTerm, Ranker, dense, normalized_query_terms};
 use crate::error::{Error, Result};
 use crate::fact::{FactBody, FactId, name_key};
-use crate::graph::NodeId;
+use crate::graph::{Edge, NodeId};
 use crate::index::IndexVersion;
 use crate::index::segment::{
     FIELDS, TIME_ANCHOR, df_for_mask, for_each_term, half_lives, merged_tf,
@@ -537,10 +537,10 @@ fn activation(
         FxHashMap::with_capacity_and_hasher(reach, Default::default());
     for &s in &seeds {
         let list = graph.neighbours(s);
-        let Some(&(_, max)) = list.first() else {
+        let Some(&Edge(_, max)) = list.first() else {
             continue;
         };
-        for &(v, w) in list {
+        for &Edge(v, w) in list {
             if seeds.binary_search(&v).is_err() {
                 *spread.entry(v).or_insert(0.0) += params.damping * (w / max) as f32;
             }

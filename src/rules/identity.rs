@@ -251,11 +251,11 @@ fn association(version: &IndexVersion, interlocutors: &[String], group: &[Arc<st
         .filter_map(|p| graph.node(p))
         .map(|p| {
             let neighbours = graph.neighbours(p);
-            let total: f64 = neighbours.iter().map(|(_, w)| w).sum();
+            let total: f64 = neighbours.iter().map(|e| e.1).sum();
             let to_group: f64 = neighbours
                 .iter()
-                .filter(|(v, _)| targets.contains(v))
-                .map(|(_, w)| w)
+                .filter(|e| targets.contains(&{ e.0 }))
+                .map(|e| e.1)
                 .sum();
             if total > 0.0 { to_group / total } else { 0.0 }
         })
