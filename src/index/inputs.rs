@@ -23,6 +23,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::segment::{FIELDS, for_each_term};
+use super::terms::Terms;
 use crate::config::ScoreParams;
 use crate::fact::{FactBody, FactId};
 use crate::time::WallTime;
@@ -66,20 +67,16 @@ impl IndexInputs {
         bodies.sort_by_key(|b| b.id);
         bodies.dedup_by_key(|b| b.id);
         let mut inputs = IndexInputs::default();
-        let mut ids: rustc_hash::FxHashMap<Box<str>, u32> = Default::default();
+        let mut table = Terms::default();
         for body in bodies {
             let lens = for_each_term(body, params, |term, tf| {
-                let next = inputs.terms.len() as u32;
-                let t = *ids.entry(term.into()).or_insert_with(|| {
-                    inputs.terms.push(term.into());
-                    next
-                });
-                inputs.postings.push((t, tf));
+                inputs.postings.push((table.id(term), tf));
             });
             inputs
                 .docs
                 .push((body.id, lens, inputs.postings.len() as u32));
         }
+        inputs.terms = table.names().into_iter().map(Box::from).collect();
         inputs
     }
 
