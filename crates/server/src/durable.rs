@@ -416,14 +416,10 @@ impl DurableLedger {
     /// file makes it durable.
     pub fn checkpoint(&mut self, checkpoint: &Checkpoint) -> Result<bool> {
         let p = &self.path;
-        let terms = fingerprint(&checkpoint.params);
-        let current = self.db.begin_read().ok().and_then(|txn| {
-            let marks = txn.open_table(META).ok()?;
-            Some(marked(&marks, checkpoint.seq, terms))
-        });
-        if current == Some(true) {
+        if !self.needs_checkpoint(checkpoint.seq, &checkpoint.params) {
             return Ok(false);
         }
+        let terms = fingerprint(&checkpoint.params);
         let indexed = checkpoint
             .facts
             .iter()
@@ -453,6 +449,19 @@ impl DurableLedger {
         }
         txn.commit().map_err(|e| storage(p, "commit", e))?;
         Ok(true)
+    }
+
+    /// Whether a [`DurableLedger::checkpoint`] of commit `seq` under
+    /// `params` would write: the file's checkpoint is not already marked
+    /// as of that commit with index inputs made under `params`. Read from
+    /// the file, so a close can ask before it copies the store's facts.
+    pub fn needs_checkpoint(&self, seq: Seq, params: &ScoreParams) -> bool {
+        let terms = fingerprint(params);
+        let current = self.db.begin_read().ok().and_then(|txn| {
+            let marks = txn.open_table(META).ok()?;
+            Some(marked(&marks, seq, terms))
+        });
+        current != Some(true)
     }
 
     /// The tenant's own retrieval defaults.

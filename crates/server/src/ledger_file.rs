@@ -16,8 +16,9 @@
 use std::path::{Path, PathBuf};
 
 use crate::durable::{Batch, Checkpoint, DurableLedger, FILE, Settings, Source};
-use pfm::config::Config;
+use pfm::config::{Config, ScoreParams};
 use pfm::error::{Error, Result};
+use pfm::fact::Seq;
 use pfm::memory::Memory;
 use pfm::time::WallTime;
 
@@ -99,6 +100,15 @@ impl LedgerFile {
     /// [`DurableLedger::rewrite`], making the file first if there is none.
     pub fn rewrite(&mut self, full: &Batch) -> Result<()> {
         self.made()?.rewrite(full)
+    }
+
+    /// [`DurableLedger::needs_checkpoint`]; a store with no file has
+    /// nothing to keep.
+    pub fn needs_checkpoint(&self, seq: Seq, params: &ScoreParams) -> bool {
+        match self {
+            LedgerFile::Made(store) => store.needs_checkpoint(seq, params),
+            LedgerFile::Unmade { .. } => false,
+        }
     }
 
     /// [`DurableLedger::checkpoint`]; a store with no file has nothing to

@@ -52,8 +52,9 @@ use tokio::sync::oneshot;
 use crate::durable::{Batch, Checkpoint};
 use crate::idempotency::{Acked, LogChanges, RequestLog, with_keys};
 use crate::ledger_file::LedgerFile;
+use pfm::config::ScoreParams;
 use pfm::error::{Error, Result};
-use pfm::fact::FactId;
+use pfm::fact::{FactId, Seq};
 use pfm::ledger::Forget;
 use pfm::memory::{Memory, Observation};
 use pfm::time::WallTime;
@@ -287,14 +288,23 @@ impl Writer {
             }
         }
         // The facts are taken on the actor, which alone holds the store
-        // (no turn follows); the checkpoint is made and written here, off
-        // the construction threads every tenant's commits share.
+        // (no turn follows), and only when the file's checkpoint is not
+        // already of its last commit (a tenant that only answered reads
+        // since it was opened from one); the checkpoint is made and
+        // written here, off the construction threads every tenant's
+        // commits share.
         let min = turns.checkpoint_min_facts;
-        let taken = turns.runtime.exclusive(move |memory| {
+        let at = turns.runtime.exclusive(move |memory| {
             let pays = memory.ledger().len() >= min;
-            (pays.then(|| Checkpoint::of(memory)), Touched::Nothing)
+            let at = (memory.ledger().seq(), memory.config().score.clone());
+            (pays.then_some(at), Touched::Nothing)
         });
-        if let Ok(Some(checkpoint)) = taken {
+        if let Ok(Some((seq, params))) = at
+            && turns.needs_checkpoint(seq, &params)
+            && let Ok(checkpoint) = turns
+                .runtime
+                .exclusive(|memory| (Checkpoint::of(memory), Touched::Nothing))
+        {
             turns.checkpoint(&checkpoint);
         }
         turns.state().durable = None;
@@ -390,6 +400,17 @@ impl Queue {
                 *failed = Some(why);
                 (None, Touched::Nothing)
             }
+        }
+    }
+
+    /// Whether a close at commit `seq` should write a checkpoint: every
+    /// write reached the file, and its checkpoint is not already of `seq`
+    /// under `params` ([`LedgerFile::needs_checkpoint`]).
+    fn needs_checkpoint(&self, seq: Seq, params: &ScoreParams) -> bool {
+        let state = self.state();
+        match (&state.durable, &state.failed) {
+            (Some(durable), None) => durable.store.needs_checkpoint(seq, params),
+            _ => false,
         }
     }
 
