@@ -88,7 +88,7 @@ fn format_line_at(body: &FactBody, timed: bool) -> String {
     if timed {
         body.stated_at.write_time_of_day(&mut line);
     }
-    for (i, p) in body.participants.iter().enumerate() {
+    for (i, p) in body.participants().iter().enumerate() {
         line.push_str(if i == 0 { ", to " } else { ", " });
         line.push_str(p);
     }
@@ -172,7 +172,7 @@ pub fn select_annotated(
 fn may_be_versions(a: &FactBody, b: &FactBody) -> bool {
     match (&a.key, &b.key) {
         (Some(x), Some(y)) => x == y,
-        (None, None) => a.entities.iter().any(|e| b.entities.contains(e)),
+        (None, None) => a.entities().iter().any(|e| b.entities().contains(e)),
         _ => false,
     }
 }
@@ -182,6 +182,7 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
+    use crate::fact::FactNames;
     use crate::time::WallTime;
 
     fn scored(id: u64, text: &str, participants: &[&str], score: f32) -> Scored {
@@ -191,8 +192,7 @@ mod tests {
             body: Arc::new(FactBody {
                 id: FactId(id),
                 text: text.into(),
-                entities: Box::new([]),
-                participants: participants.iter().map(|p| Arc::from(*p)).collect(),
+                names: FactNames::new([], participants.iter().map(|p| Arc::from(*p))),
                 key: None,
                 value: None,
                 stated_at: WallTime::parse("2025-06-11T15:00:00Z").unwrap(),

@@ -83,7 +83,7 @@ impl Disclose {
         }
         if self.history
             && let Some(older) = fact.state.supersedes.get().and_then(|o| timeline.get(o))
-            && let Some((_, until)) = older.state.intervals.last().and_then(|i| i.to)
+            && let Some((_, until)) = older.state.intervals.last().and_then(|i| i.to())
         {
             let mut part = format!("was {} until ", value(older));
             until.write_date(&mut part);

@@ -126,16 +126,18 @@ impl fmt::Display for Key {
 }
 
 /// What was said: the immutable content of a fact.
-#[derive(Debug, Serialize, Deserialize)]
+///
+/// It serializes as the struct `{id, text, entities, participants, key,
+/// value, stated_at, source}`, whatever the layout in memory.
+#[derive(Debug)]
 pub struct FactBody {
     /// Stable identity.
     pub id: FactId,
     /// Prompt-ready text `z_f`, as observed.
     pub text: Box<str>,
-    /// Normalized entities `E_f` ([`name_key`] form), sorted, unique.
-    pub entities: Box<[Arc<str>]>,
-    /// Participants `P_f` of the source observation, in display form.
-    pub participants: Box<[Arc<str>]>,
+    /// Its entities and participants ([`FactBody::entities`],
+    /// [`FactBody::participants`]).
+    pub names: FactNames,
     /// The slot key `κ_f`, if the fact states a mutable slot.
     pub key: Option<std::sync::Arc<Key>>,
     /// The slot value in normalized form (keyed facts only).
@@ -146,20 +148,141 @@ pub struct FactBody {
     pub source: Option<Box<str>>,
 }
 
+/// A fact's entities `E_f` and participants `P_f`, in one allocation:
+/// entities first. Two boxes cost a second allocation and sixteen more
+/// bytes a fact (issue 24's heap table).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FactNames {
+    all: Box<[Arc<str>]>,
+    /// How many of `all` are entities.
+    entities: u32,
+}
+
+impl FactNames {
+    /// Entities (normalized, sorted, unique) and participants (display
+    /// form), as a fact holds them. At most `u32::MAX` entities: the
+    /// observation limits keep far below.
+    pub fn new(
+        entities: impl IntoIterator<Item = Arc<str>, IntoIter: ExactSizeIterator>,
+        participants: impl IntoIterator<Item = Arc<str>, IntoIter: ExactSizeIterator>,
+    ) -> FactNames {
+        let (entities, participants) = (entities.into_iter(), participants.into_iter());
+        let count = u32::try_from(entities.len()).expect("a fact names fewer than 2^32 entities");
+        let mut all = Vec::with_capacity(entities.len() + participants.len());
+        all.extend(entities);
+        all.extend(participants);
+        FactNames {
+            all: all.into(),
+            entities: count,
+        }
+    }
+
+    /// Normalized entities `E_f` ([`name_key`] form), sorted, unique.
+    pub fn entities(&self) -> &[Arc<str>] {
+        &self.all[..self.entities as usize]
+    }
+
+    /// Participants `P_f` of the source observation, in display form.
+    pub fn participants(&self) -> &[Arc<str>] {
+        &self.all[self.entities as usize..]
+    }
+
+    /// Every name, entities first, to replace in place (by equal names:
+    /// [`crate::names::Names::share`]).
+    pub(crate) fn iter_mut(&mut self) -> std::slice::IterMut<'_, Arc<str>> {
+        self.all.iter_mut()
+    }
+}
+
+/// A [`FactBody`] as rows and checkpoints hold it: the layout before the
+/// names shared a box, field for field.
+#[derive(Serialize)]
+#[serde(rename = "FactBody")]
+struct BodyRow<'a> {
+    id: FactId,
+    text: &'a str,
+    entities: &'a [Arc<str>],
+    participants: &'a [Arc<str>],
+    key: &'a Option<Arc<Key>>,
+    value: &'a Option<Box<str>>,
+    stated_at: WallTime,
+    source: &'a Option<Box<str>>,
+}
+
+/// [`BodyRow`], decoded.
+#[derive(Deserialize)]
+#[serde(rename = "FactBody")]
+struct OwnedBodyRow {
+    id: FactId,
+    text: Box<str>,
+    entities: Vec<Arc<str>>,
+    participants: Vec<Arc<str>>,
+    key: Option<Arc<Key>>,
+    value: Option<Box<str>>,
+    stated_at: WallTime,
+    source: Option<Box<str>>,
+}
+
+impl Serialize for FactBody {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        BodyRow {
+            id: self.id,
+            text: &self.text,
+            entities: self.entities(),
+            participants: self.participants(),
+            key: &self.key,
+            value: &self.value,
+            stated_at: self.stated_at,
+            source: &self.source,
+        }
+        .serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for FactBody {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> std::result::Result<Self, D::Error> {
+        let row = OwnedBodyRow::deserialize(deserializer)?;
+        Ok(FactBody {
+            id: row.id,
+            text: row.text,
+            names: FactNames::new(row.entities, row.participants),
+            key: row.key,
+            value: row.value,
+            stated_at: row.stated_at,
+            source: row.source,
+        })
+    }
+}
+
 impl FactBody {
+    /// Normalized entities `E_f` ([`name_key`] form), sorted, unique.
+    pub fn entities(&self) -> &[Arc<str>] {
+        self.names.entities()
+    }
+
+    /// Participants `P_f` of the source observation, in display form.
+    pub fn participants(&self) -> &[Arc<str>] {
+        self.names.participants()
+    }
+
     /// The canonical ([`name_key`]) forms of the participants.
     pub fn participant_keys(&self) -> impl Iterator<Item = String> + '_ {
-        self.participants.iter().map(|p| name_key(p))
+        self.participants().iter().map(|p| name_key(p))
     }
 
     /// When and among whom it was said, in the compact form
     /// [`Said::may_be_beside`] compares.
     pub fn said(&self) -> Said {
         let among = self
-            .participants
+            .participants()
             .iter()
             .enumerate()
-            .filter(|&(i, p)| !self.participants[..i].contains(p))
+            .filter(|&(i, p)| !self.participants()[..i].contains(p))
             .map(|(_, p)| {
                 let mut h = rustc_hash::FxHasher::default();
                 p.hash(&mut h);
@@ -178,8 +301,8 @@ impl FactBody {
     pub fn said_beside(&self, other: &FactBody, gap_ms: i64) -> bool {
         let within = |a: &[Arc<str>], b: &[Arc<str>]| a.iter().all(|p| b.contains(p));
         self.stated_at.millis().abs_diff(other.stated_at.millis()) <= gap_ms as u64
-            && within(&self.participants, &other.participants)
-            && within(&other.participants, &self.participants)
+            && within(self.participants(), other.participants())
+            && within(other.participants(), self.participants())
     }
 }
 
@@ -411,25 +534,103 @@ pub struct StatusChange {
 
 /// A half-open activity interval `[from, to)` in commit sequence, with the
 /// wall-clock commit times of both ends.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+///
+/// Thirty-two bytes: the closing end is a commit number and its time, with
+/// `u64::MAX` for "still open", where `Option<(Seq, WallTime)>` took
+/// twenty-four (issue 24's heap table). It serializes exactly as
+/// `{from, from_time, to: Option<(Seq, WallTime)>}` did, and a stored
+/// closing commit of `u64::MAX` is refused, never read as open.
+#[derive(Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "IntervalRow", try_from = "IntervalRow")]
 pub struct Interval {
     /// Commit that opened the interval.
     pub from: Seq,
     /// Wall time of that commit.
     pub from_time: WallTime,
-    /// Commit that closed it, and its wall time; `None` while open (`b_f = ∞`).
-    pub to: Option<(Seq, WallTime)>,
+    /// Commit that closed it (`OPEN` while open: `b_f = ∞`).
+    to: Seq,
+    /// Wall time of that commit (the epoch while open).
+    to_time: WallTime,
+}
+
+/// The closing commit of an interval that is still open.
+const OPEN: Seq = Seq::MAX;
+
+/// An [`Interval`] as rows and checkpoints store it.
+#[derive(Clone, Copy, Serialize, Deserialize)]
+struct IntervalRow {
+    from: Seq,
+    from_time: WallTime,
+    to: Option<(Seq, WallTime)>,
+}
+
+impl From<Interval> for IntervalRow {
+    fn from(i: Interval) -> IntervalRow {
+        IntervalRow {
+            from: i.from,
+            from_time: i.from_time,
+            to: i.to(),
+        }
+    }
+}
+
+impl TryFrom<IntervalRow> for Interval {
+    type Error = String;
+
+    fn try_from(row: IntervalRow) -> Result<Interval, String> {
+        let mut i = Interval::open(row.from, row.from_time);
+        if let Some((to, to_time)) = row.to {
+            if to == OPEN {
+                return Err(format!("an interval closed by commit {to} is out of range"));
+            }
+            i.close(to, to_time);
+        }
+        Ok(i)
+    }
 }
 
 impl Interval {
+    /// An interval opened by commit `from` at wall time `from_time`.
+    pub fn open(from: Seq, from_time: WallTime) -> Interval {
+        Interval {
+            from,
+            from_time,
+            to: OPEN,
+            to_time: WallTime::from_millis(0),
+        }
+    }
+
+    /// The commit that closed the interval and its wall time; `None` while
+    /// open.
+    pub fn to(&self) -> Option<(Seq, WallTime)> {
+        (self.to != OPEN).then_some((self.to, self.to_time))
+    }
+
+    /// Closes the interval at commit `to` (never `u64::MAX`), wall time `at`.
+    pub fn close(&mut self, to: Seq, at: WallTime) {
+        assert_ne!(to, OPEN, "commit numbers stay below u64::MAX");
+        self.to = to;
+        self.to_time = at;
+    }
+
     /// Whether commit `seq` lies inside the interval.
     pub fn contains_seq(&self, seq: Seq) -> bool {
-        self.from <= seq && self.to.is_none_or(|(to, _)| seq < to)
+        self.from <= seq && seq < self.to
     }
 
     /// Whether wall time `t` lies inside the interval.
     pub fn contains_time(&self, t: WallTime) -> bool {
-        self.from_time <= t && self.to.is_none_or(|(_, to)| t < to)
+        self.from_time <= t && (self.to == OPEN || t < self.to_time)
+    }
+}
+
+impl fmt::Debug for Interval {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Interval")
+            .field("from", &self.from)
+            .field("from_time", &self.from_time)
+            .field("to", &self.to())
+            .finish()
     }
 }
 
@@ -725,12 +926,112 @@ mod tests {
     }
 
     #[test]
+    fn bodies_read_and_write_as_before() {
+        /// The layout before the names shared a box, as rows and
+        /// checkpoints hold it.
+        #[derive(Serialize)]
+        struct Before {
+            id: FactId,
+            text: Box<str>,
+            entities: Box<[Arc<str>]>,
+            participants: Box<[Arc<str>]>,
+            key: Option<Arc<Key>>,
+            value: Option<Box<str>>,
+            stated_at: WallTime,
+            source: Option<Box<str>>,
+        }
+        let names = |n: &[&str]| n.iter().map(|&n| Arc::from(n)).collect::<Vec<Arc<str>>>();
+        for (entities, participants, key) in [
+            (&[][..], &[][..], None),
+            (
+                &["ana", "lisbon"][..],
+                &["Ana", "Ben"][..],
+                Key::new("Ana", "city").ok(),
+            ),
+            (&["ana"][..], &[][..], None),
+            (&[][..], &["Ben"][..], None),
+        ] {
+            let value = key.as_ref().map(|_| Box::from("lisbon"));
+            let body = FactBody {
+                id: FactId(3),
+                text: "Ana moved to Lisbon".into(),
+                names: FactNames::new(names(entities), names(participants)),
+                key: key.clone().map(Arc::new),
+                value: value.clone(),
+                stated_at: WallTime::from_secs(9),
+                source: Some("msg-1".into()),
+            };
+            assert_eq!(body.entities(), &*names(entities));
+            assert_eq!(body.participants(), &*names(participants));
+            let before = Before {
+                id: body.id,
+                text: body.text.clone(),
+                entities: names(entities).into(),
+                participants: names(participants).into(),
+                key: key.map(Arc::new),
+                value,
+                stated_at: body.stated_at,
+                source: body.source.clone(),
+            };
+            let json = serde_json::to_string(&body).unwrap();
+            assert_eq!(json, serde_json::to_string(&before).unwrap());
+            let read: FactBody = serde_json::from_str(&json).unwrap();
+            assert_eq!(
+                (read.entities(), read.participants()),
+                (body.entities(), body.participants())
+            );
+            assert_eq!(serde_json::to_string(&read).unwrap(), json);
+            let packed = rmp_serde::to_vec_named(&body).unwrap();
+            assert_eq!(packed, rmp_serde::to_vec_named(&before).unwrap());
+            let read: FactBody = rmp_serde::from_slice(&packed).unwrap();
+            assert_eq!(rmp_serde::to_vec_named(&read).unwrap(), packed);
+        }
+    }
+
+    #[test]
+    fn intervals_read_and_write_as_before() {
+        /// The layout before issue 24's cut, as rows and checkpoints hold it.
+        #[derive(Debug, PartialEq, Serialize, Deserialize)]
+        struct Before {
+            from: Seq,
+            from_time: WallTime,
+            to: Option<(Seq, WallTime)>,
+        }
+        for to in [
+            None,
+            Some((9, WallTime::from_secs(90))),
+            Some((u64::MAX - 1, WallTime::from_millis(-1))),
+        ] {
+            let before = Before {
+                from: 4,
+                from_time: WallTime::from_secs(40),
+                to,
+            };
+            let mut interval = Interval::open(4, WallTime::from_secs(40));
+            if let Some((seq, at)) = to {
+                interval.close(seq, at);
+            }
+            assert_eq!(interval.to(), to);
+            let json = serde_json::to_string(&interval).unwrap();
+            assert_eq!(json, serde_json::to_string(&before).unwrap());
+            assert_eq!(serde_json::from_str::<Interval>(&json).unwrap(), interval);
+            let packed = rmp_serde::to_vec_named(&interval).unwrap();
+            assert_eq!(packed, rmp_serde::to_vec_named(&before).unwrap());
+            assert_eq!(
+                rmp_serde::from_slice::<Interval>(&packed).unwrap(),
+                interval
+            );
+        }
+        let max = r#"{"from":1,"from_time":0,"to":[18446744073709551615,5]}"#;
+        let refused = serde_json::from_str::<Interval>(max).unwrap_err();
+        assert!(refused.to_string().contains("out of range"), "{refused}");
+        assert_eq!(std::mem::size_of::<Interval>(), 32);
+    }
+
+    #[test]
     fn intervals_are_half_open() {
-        let i = Interval {
-            from: 3,
-            from_time: WallTime::from_secs(30),
-            to: Some((5, WallTime::from_secs(50))),
-        };
+        let mut i = Interval::open(3, WallTime::from_secs(30));
+        i.close(5, WallTime::from_secs(50));
         assert!(!i.contains_seq(2) && i.contains_seq(3) && i.contains_seq(4) && !i.contains_seq(5));
         assert!(
             i.contains_time(WallTime::from_secs(49)) && !i.contains_time(WallTime::from_secs(50))
@@ -751,8 +1052,7 @@ mod tests {
         FactBody {
             id: FactId(0),
             text: "".into(),
-            entities: Box::new([]),
-            participants: participants.iter().map(|p| Arc::from(*p)).collect(),
+            names: FactNames::new([], participants.iter().map(|p| Arc::from(*p))),
             key: None,
             value: None,
             stated_at: WallTime::from_secs(at),

@@ -851,7 +851,7 @@ impl Memory {
             match change {
                 Change::Recorded(id) => {
                     let (body, observed) = self.snapshot(*id);
-                    for e in body.entities.iter() {
+                    for e in body.entities().iter() {
                         self.gazetteer.learn(e, EntityKind::Other);
                     }
                     for p in body.participant_keys() {

@@ -35,10 +35,8 @@ impl Names {
     /// Makes a body's participants and entities the shared copies (a body
     /// decoded from storage holds its own).
     pub fn share(&mut self, body: &mut FactBody) {
-        for list in [&mut body.participants, &mut body.entities] {
-            for name in list.iter_mut() {
-                *name = self.get(name);
-            }
+        for name in body.names.iter_mut() {
+            *name = self.get(name);
         }
     }
 

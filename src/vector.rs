@@ -235,7 +235,7 @@ impl VectorStore {
         }
         let with_p: Vec<String> = if self.participants {
             new.iter()
-                .map(|f| with_participants(&f.text, &f.participants))
+                .map(|f| with_participants(&f.text, f.participants()))
                 .collect()
         } else {
             Vec::new()

@@ -118,7 +118,7 @@ fn a_text_naming_thousands_of_known_names_costs_no_more_than_the_limit() {
     assert!(text.len() <= MAX_TEXT_BYTES);
     let (receipt, bytes) = allocated_by(|| memory.observe(Observation::new(text, day())).unwrap());
     let fact = memory.fact(receipt.outcome.fact()).unwrap();
-    assert_eq!(fact.body.entities.len(), MAX_NAMES);
+    assert_eq!(fact.body.entities().len(), MAX_NAMES);
     assert!(bytes <= OBSERVE_BOUND, "{bytes} bytes for one observation");
 }
 

@@ -60,7 +60,10 @@ fn keyed_revision_supersedes_and_keeps_history() {
     let old = m.fact(first).unwrap();
     assert_eq!(old.state.status, Status::Superseded);
     assert_eq!(old.state.superseded_by, Some(FactId(1)));
-    assert_eq!(old.state.intervals[0].to.map(|(seq, _)| seq), Some(r2.seq));
+    assert_eq!(
+        old.state.intervals[0].to().map(|(seq, _)| seq),
+        Some(r2.seq)
+    );
     let history: Vec<FactId> = m
         .history(FactId(1))
         .unwrap()

@@ -73,7 +73,7 @@ fn revoke_reinstates_the_displaced_value_behind_a_tombstone() {
     // The reinstated value has a second, open activity interval.
     let old = m.fact(v1.outcome.fact()).unwrap();
     assert_eq!(old.state.intervals.len(), 2);
-    assert!(old.state.intervals[1].to.is_none());
+    assert!(old.state.intervals[1].to().is_none());
     // The block serves the reinstated value only.
     let block = m
         .retrieve(&Request::new("what is the Halcyon budget cap", day(4)))

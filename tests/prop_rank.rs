@@ -76,10 +76,10 @@ impl Oracle {
                 fields[0] = text::content_tokens(&text::normalize(&f.body.text))
                     .map(form)
                     .collect();
-                for e in f.body.entities.iter() {
+                for e in f.body.entities().iter() {
                     fields[1].extend(text::tokens(e).map(form));
                 }
-                for p in f.body.participants.iter() {
+                for p in f.body.participants().iter() {
                     fields[2].extend(text::tokens(&name_key(p)).map(form));
                 }
                 let mut tf: HashMap<String, [u32; 3]> = HashMap::new();
@@ -88,8 +88,12 @@ impl Oracle {
                         tf.entry(t.clone()).or_default()[field] += 1;
                     }
                 }
-                let mut participants: Vec<String> =
-                    f.body.participants.iter().map(|p| p.to_string()).collect();
+                let mut participants: Vec<String> = f
+                    .body
+                    .participants()
+                    .iter()
+                    .map(|p| p.to_string())
+                    .collect();
                 participants.sort();
                 OracleDoc {
                     fact: f.id(),

@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use super::segment::{FIELDS, for_each_term};
 use super::terms::Terms;
 use crate::config::ScoreParams;
-use crate::fact::{FactBody, FactId};
+use crate::fact::{FactBody, FactId, FactNames};
 use crate::time::WallTime;
 
 /// The layout of these inputs; part of the [`fingerprint`].
@@ -171,8 +171,10 @@ fn probe_fingerprint(stem: bool) -> u64 {
         text: "On Mar 3rd, Dr. O'Neil's running clubs met at 9:30am; they're \
                paying $1,200.50 — the SAME café, \"Zoë's\", as in 2024!"
             .into(),
-        entities: Box::new([Arc::from("o'neil"), Arc::from("zoë's café")]),
-        participants: Box::new([Arc::from("Dr. Ana-María O'Neil"), Arc::from("SAM")]),
+        names: FactNames::new(
+            [Arc::from("o'neil"), Arc::from("zoë's café")],
+            [Arc::from("Dr. Ana-María O'Neil"), Arc::from("SAM")],
+        ),
         key: None,
         value: None,
         stated_at: WallTime::EPOCH,

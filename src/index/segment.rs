@@ -141,11 +141,11 @@ pub fn for_each_term(
     mut f: impl FnMut(&str, [u8; FIELDS]),
 ) -> [u16; FIELDS] {
     let norm = text::normalize(&body.text);
-    let participants: Vec<String> = body.participants.iter().map(|p| name_key(p)).collect();
+    let participants: Vec<String> = body.participants().iter().map(|p| name_key(p)).collect();
     let form = |t| params.index_form(t);
     let mut toks: Vec<(Cow<str>, usize)> =
         text::content_tokens(&norm).map(|t| (form(t), 0)).collect();
-    for e in body.entities.iter() {
+    for e in body.entities().iter() {
         toks.extend(text::tokens(e).map(|t| (form(t), 1)));
     }
     for p in &participants {
@@ -909,6 +909,7 @@ pub fn half_lives(t: WallTime, anchor: WallTime, half_life_days: f64) -> f64 {
 #[cfg(test)]
 pub(crate) mod fixtures {
     use super::*;
+    use crate::fact::FactNames;
 
     pub(crate) fn body(
         id: u64,
@@ -919,8 +920,10 @@ pub(crate) mod fixtures {
         Arc::new(FactBody {
             id: FactId(id),
             text: text.into(),
-            entities: entities.iter().map(|e| Arc::from(*e)).collect(),
-            participants: participants.iter().map(|p| Arc::from(*p)).collect(),
+            names: FactNames::new(
+                entities.iter().map(|e| Arc::from(*e)),
+                participants.iter().map(|p| Arc::from(*p)),
+            ),
             key: None,
             value: None,
             stated_at: WallTime::from_secs(id as i64),

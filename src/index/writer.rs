@@ -290,7 +290,7 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::fact::{FactBody, Usage};
+    use crate::fact::{FactBody, FactNames, Usage};
     use crate::index::segment::{Attrs, DocAttrs};
     use crate::time::WallTime;
 
@@ -299,8 +299,7 @@ mod tests {
             body: Arc::new(FactBody {
                 id: FactId(id),
                 text: format!("word{} common", id % 13).into(),
-                entities: Box::new([]),
-                participants: Box::new([]),
+                names: FactNames::new([], []),
                 key: None,
                 value: None,
                 stated_at: WallTime::from_secs(id as i64),

@@ -75,8 +75,8 @@ pub use views::{AsOf, history_in, related_in};
 use crate::config::{AdmissionParams, ChainOrder, Config, ScoreParams};
 use crate::error::Result;
 use crate::fact::{
-    Fact, FactBody, FactId, FactState, Interval, Intervals, Key, Kind, Link, Op, Seq, Status,
-    StatusChange, Usage, name_key,
+    Fact, FactBody, FactId, FactNames, FactState, Interval, Intervals, Key, Kind, Link, Op, Seq,
+    Status, StatusChange, Usage, name_key,
 };
 use crate::text;
 use crate::time::WallTime;
@@ -798,7 +798,7 @@ impl Ledger {
         let mut best: Option<(f64, FactId)> = None;
         for entity in &draft.entities {
             for &id in self.absorb_buckets.get(&absorb_bucket(entity, vh)) {
-                if !self.fact(id).body.entities.contains(entity) {
+                if !self.fact(id).body.entities().contains(entity) {
                     continue;
                 }
                 let theirs = self
@@ -835,8 +835,7 @@ impl Ledger {
         let body = FactBody {
             id,
             text: draft.text.into(),
-            entities: draft.entities.into(),
-            participants: draft.participants.into(),
+            names: FactNames::new(draft.entities, draft.participants),
             key: draft.key.map(|key| self.shared_key(key)),
             value: draft.value.map(Into::into),
             stated_at: draft.stated_at,
@@ -930,7 +929,7 @@ impl Ledger {
         t: WallTime,
         changes: &mut Vec<Change>,
     ) -> FactId {
-        let id = self.new_fact(draft, smallvec![open_at(u, t)], Status::Active);
+        let id = self.new_fact(draft, smallvec![Interval::open(u, t)], Status::Active);
         self.index_active(id, sig);
         changes.push(Change::Recorded(id));
         changes.push(Change::Activated(id));
@@ -969,7 +968,7 @@ impl Ledger {
             .then_some(draft.stated_at);
         self.close_alternatives(head, Status::Superseded, u, t);
         self.deactivate(head, status, u, t, changes);
-        let fact = self.new_fact(draft, smallvec![open_at(u, t)], Status::Active);
+        let fact = self.new_fact(draft, smallvec![Interval::open(u, t)], Status::Active);
         if self.admission.usage_inheritance {
             self.fact_mut(fact).state.usage = inherited;
         }
@@ -1090,7 +1089,7 @@ impl Ledger {
         self.set_status(id, status, u, t);
         let state = &mut self.fact_mut(id).state;
         if let Some(last) = state.intervals.last_mut() {
-            last.to = Some((u, t));
+            last.close(u, t);
         }
         changes.push(Change::Deactivated(id));
     }
@@ -1122,7 +1121,7 @@ impl Ledger {
         let since = state
             .intervals
             .last()
-            .map(|i| match (prior.is_current(), i.to) {
+            .map(|i| match (prior.is_current(), i.to()) {
                 (false, Some(closed)) => closed,
                 _ => (i.from, i.from_time),
             });
@@ -1185,7 +1184,7 @@ impl Ledger {
         let body = self.fact(id).body.clone();
         self.active_by_hash.push(sig.text, id);
         let vh = self.bucket_hash(&sig);
-        for e in body.entities.iter() {
+        for e in body.entities().iter() {
             self.absorb_buckets.push(absorb_bucket(e, vh), id);
         }
         self.signatures.insert(id, sig);
@@ -1204,7 +1203,7 @@ impl Ledger {
         };
         self.active_by_hash.remove(&sig.text, id);
         let vh = self.bucket_hash(&sig);
-        for e in body.entities.iter() {
+        for e in body.entities().iter() {
             self.absorb_buckets.remove(&absorb_bucket(e, vh), id);
         }
     }
@@ -1233,15 +1232,6 @@ impl Ledger {
     }
 }
 
-/// An interval opened by commit `u` at wall time `t`.
-fn open_at(u: Seq, t: WallTime) -> Interval {
-    Interval {
-        from: u,
-        from_time: t,
-        to: None,
-    }
-}
-
 /// The admission signature of a stored fact's text.
 fn signature_of(body: &FactBody) -> Signature {
     Signature::of(&body.text, &text::normalize(&body.text))
@@ -1249,8 +1239,8 @@ fn signature_of(body: &FactBody) -> Signature {
 
 /// The canonical names a fact mentions: its entities and its participants.
 pub fn names_of(body: &FactBody) -> Vec<Arc<str>> {
-    let mut names: Vec<Arc<str>> = body.entities.to_vec();
-    names.extend(body.participants.iter().map(|p| Arc::from(name_key(p))));
+    let mut names: Vec<Arc<str>> = body.entities().to_vec();
+    names.extend(body.participants().iter().map(|p| Arc::from(name_key(p))));
     names.sort();
     names.dedup();
     names

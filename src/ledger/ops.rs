@@ -41,9 +41,9 @@
 //! contested, and hearsay on an empty cell or from the head's own
 //! participants, are plain accepts.
 
-use super::{Change, Draft, Ledger, Outcome, Signature, open_at};
+use super::{Change, Draft, Ledger, Outcome, Signature};
 use crate::error::{Error, Result};
-use crate::fact::{FactId, Intervals, MAX_ALTERNATIVES, Op, Seq, Status};
+use crate::fact::{FactId, Interval, Intervals, MAX_ALTERNATIVES, Op, Seq, Status};
 use crate::time::WallTime;
 
 impl Ledger {
@@ -58,7 +58,7 @@ impl Ledger {
             head.is_some_and(|h| {
                 d.participants
                     .iter()
-                    .any(|p| !h.body.participants.contains(p))
+                    .any(|p| !h.body.participants().contains(p))
             })
         };
         let fits = self.precondition(&d).is_ok() && (d.op != Op::Contest || from_elsewhere());
@@ -380,7 +380,7 @@ impl Ledger {
     /// Reopens a retained version as its key's head.
     fn reactivate(&mut self, id: FactId, u: Seq, t: WallTime, changes: &mut Vec<Change>) {
         self.set_status(id, Status::Active, u, t);
-        self.fact_mut(id).state.intervals.push(open_at(u, t));
+        self.fact_mut(id).state.intervals.push(Interval::open(u, t));
         self.index_by_status(id);
         changes.push(Change::Activated(id));
     }

@@ -122,7 +122,7 @@ impl Ledger {
         for f in self.facts() {
             let id = f.id();
             if f.state.is_current() {
-                if f.state.intervals.last().is_none_or(|i| i.to.is_some()) {
+                if f.state.intervals.last().is_none_or(|i| i.to().is_some()) {
                     return Err(format!("{id} is current but has no open interval"));
                 }
                 if let Some(key) = &f.body.key
@@ -130,14 +130,14 @@ impl Ledger {
                 {
                     return Err(format!("key {key} has two current facts: {other} and {id}"));
                 }
-            } else if f.state.intervals.iter().any(|i| i.to.is_none()) {
+            } else if f.state.intervals.iter().any(|i| i.to().is_none()) {
                 return Err(format!(
                     "{id} is {:?} but has an open interval",
                     f.state.status
                 ));
             }
             for w in f.state.intervals.windows(2) {
-                if w[0].to.is_none_or(|(to, _)| to > w[1].from) {
+                if w[0].to().is_none_or(|(to, _)| to > w[1].from) {
                     return Err(format!("{id} has overlapping intervals"));
                 }
             }

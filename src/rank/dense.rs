@@ -134,7 +134,7 @@ pub(super) fn fuse(lists: [Vec<Scored>; 2], n: usize) -> Vec<Scored> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fact::FactBody;
+    use crate::fact::{FactBody, FactNames};
     use crate::time::WallTime;
     use std::sync::Arc;
 
@@ -145,8 +145,7 @@ mod tests {
             body: Arc::new(FactBody {
                 id: FactId(id),
                 text: "x".into(),
-                entities: Box::new([]),
-                participants: Box::new([]),
+                names: FactNames::new([], []),
                 key: None,
                 value: None,
                 stated_at: WallTime::EPOCH,

@@ -106,7 +106,7 @@ struct Word {
 pub fn sentences(body: &FactBody) -> Option<Vec<Sentence>> {
     let (label, said) = body.text.split_once(':')?;
     let speaker = name_key(label);
-    let present: Vec<String> = body.participants.iter().map(|p| name_key(p)).collect();
+    let present: Vec<String> = body.participants().iter().map(|p| name_key(p)).collect();
     if speaker.is_empty() || !present.contains(&speaker) {
         return None;
     }
@@ -114,7 +114,7 @@ pub fn sentences(body: &FactBody) -> Option<Vec<Sentence>> {
     let names: Vec<(String, Vec<String>)> = present
         .iter()
         .cloned()
-        .chain(body.entities.iter().map(|e| e.to_string()))
+        .chain(body.entities().iter().map(|e| e.to_string()))
         .map(|n| {
             let run = text::normalized_tokens(&n);
             (n, run)
@@ -267,7 +267,7 @@ fn push_new(list: &mut Vec<String>, name: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fact::FactId;
+    use crate::fact::{FactId, FactNames};
     use crate::time::WallTime;
     use std::sync::Arc;
 
@@ -280,8 +280,7 @@ mod tests {
         let body = FactBody {
             id: FactId(1),
             text: text.into(),
-            entities: Box::new([]),
-            participants: present.iter().map(|p| Arc::from(*p)).collect(),
+            names: FactNames::new([], present.iter().map(|p| Arc::from(*p))),
             key: None,
             value: None,
             stated_at: WallTime::parse("2025-06-11T15:00:00Z").unwrap(),
@@ -360,8 +359,7 @@ mod tests {
         let body = FactBody {
             id: FactId(1),
             text: "Carol: the race was long".into(),
-            entities: Box::new([]),
-            participants: [Arc::from("Ana")].into(),
+            names: FactNames::new([], [Arc::from("Ana")]),
             key: None,
             value: None,
             stated_at: WallTime::parse("2025-06-11T15:00:00Z").unwrap(),

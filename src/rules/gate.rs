@@ -199,7 +199,7 @@ pub fn support(
                 let fact: Vec<&str> = text::tokens(&fact_norm).collect();
                 let named = names.is_empty()
                     || names.iter().zip(&runs).any(|(n, run)| {
-                        body.entities.iter().any(|e| &**e == *n) || contains_run(&fact, run)
+                        body.entities().iter().any(|e| &**e == *n) || contains_run(&fact, run)
                     });
                 if named {
                     (fact, Vec::new())

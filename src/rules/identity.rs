@@ -183,7 +183,7 @@ impl Resolution {
     /// ambiguous mention the fact names a winning outcome or none of the
     /// candidates.
     pub fn keeps(&self, body: &FactBody) -> bool {
-        let names = |o: &Outcome| o.names.iter().any(|n| body.entities.contains(n));
+        let names = |o: &Outcome| o.names.iter().any(|n| body.entities().contains(n));
         self.ambiguous
             .iter()
             .all(|a| a.winners().any(names) || !a.outcomes.iter().any(names))
@@ -280,7 +280,7 @@ fn latest_about(active: &Corpus, params: &ScoreParams, name: &str) -> Option<Wal
                 continue;
             }
             let body = segment.body(p.doc);
-            if body.entities.iter().any(|e| &**e == name) {
+            if body.entities().iter().any(|e| &**e == name) {
                 latest = latest.max(Some(body.stated_at));
             }
         }

@@ -121,7 +121,7 @@ pub fn run(event_time: bool, show_history: bool) -> Result<String> {
                         .state
                         .intervals
                         .iter()
-                        .map(|i| match i.to {
+                        .map(|i| match i.to() {
                             Some((to, _)) => format!("[{}, {to})", i.from),
                             None => format!("[{}, now)", i.from),
                         })

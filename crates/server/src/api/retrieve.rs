@@ -260,7 +260,7 @@ pub(super) fn block_out(tenant: &Tenant, block: &Block) -> Vec<FactLine> {
                     .as_ref()
                     .and_then(|b| b.source.as_deref().map(str::to_owned)),
                 participants: body
-                    .map(|b| b.participants.iter().map(|p| p.to_string()).collect())
+                    .map(|b| b.participants().iter().map(|p| p.to_string()).collect())
                     .unwrap_or_default(),
             }
         })
