@@ -98,7 +98,7 @@ impl SegmentView {
     /// Presence counts of a term id over live documents.
     #[inline]
     pub fn live_presence(&self, tid: u32) -> [u32; 7] {
-        let mut p = *self.segment.presence(tid);
+        let mut p = self.segment.presence(tid);
         if let Some(d) = self.deleted_presence.get(&tid) {
             for (a, b) in p.iter_mut().zip(d) {
                 *a -= b;

@@ -6,6 +6,7 @@
 //!   (text, entities, participants), per-term presence counts, per-document
 //!   lengths, recency, usage and graph nodes.
 //! - [`terms`]: a segment's term table (names end to end, ids by name).
+//! - [`presence`]: a segment's per-term presence counts, one word for most terms.
 //! - [`deletes`]: the copy-on-write bitset of a segment's deleted documents.
 //! - [`inputs`]: each fact's terms as a segment reads them, kept so a
 //!   restored store builds its segments without tokenizing again.
@@ -23,6 +24,7 @@ pub mod corpus;
 pub mod deletes;
 pub mod inputs;
 pub mod prefetch;
+pub mod presence;
 pub mod segment;
 pub mod terms;
 pub mod timeline;

@@ -37,6 +37,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use super::deletes::DeleteSet;
 use super::inputs::IndexInputs;
 use super::prefetch::prefetch;
+use super::presence::Presence;
 use super::terms::Terms;
 use crate::config::ScoreParams;
 use crate::fact::{Fact, FactBody, FactId, Said, Usage, name_key};
@@ -196,6 +197,9 @@ pub const CHUNK: usize = 128;
 /// A term on at least one document in `DENSE` also gets a bitmap
 /// (invariant 6); it then costs at most as much memory as its postings.
 pub const DENSE: usize = 64;
+
+/// The bitmap index of a sparse term (one without a bitmap).
+const SPARSE: u32 = u32::MAX;
 
 /// The words of a document's record header in `Segment::records`, by
 /// position; the graph nodes follow it, then the `[term id, packed tf]`
@@ -410,15 +414,18 @@ pub struct Segment {
     /// The documents in increasing anchored recency (ties by id): a view
     /// finds its oldest and newest live document from either end.
     by_time: Box<[u32]>,
-    /// Per term, its bitmap's index among `bitmaps` (`None`: a sparse term).
-    dense: Vec<Option<u32>>,
+    /// Per term, its bitmap's index among `bitmaps` ([`SPARSE`]: a sparse
+    /// term; four bytes a term where an `Option<u32>` took eight).
+    dense: Vec<u32>,
     /// Bitmaps of the dense terms, `len.div_ceil(64)` words each.
     bitmaps: Vec<u64>,
     /// Anchored usage (invariant 4).
     use_lin: Vec<f64>,
     terms: Terms,
-    term_ranges: Vec<(u32, u32)>,
-    presence: Vec<[u32; 7]>,
+    /// Where each term's postings start in `postings`, and one more entry
+    /// for the end of the last: term `t`'s are `starts[t]..starts[t + 1]`.
+    posting_starts: Vec<u32>,
+    presence: Presence,
     /// Per term, the largest frequency in each field (upper bounds for pruning).
     max_tf: Vec<[u8; FIELDS]>,
     /// Per term, the smallest length of each field among its documents
@@ -537,7 +544,7 @@ impl Segment {
         let Dictionary {
             mut terms,
             lists,
-            mut presence,
+            presence,
             mut max_tf,
         } = dictionary;
         // What the segment keeps of the growing buffers, without their
@@ -545,7 +552,6 @@ impl Segment {
         // left up to half of each unused (issue 24's heap table).
         records.shrink_to_fit();
         terms.shrink_to_fit();
-        presence.shrink_to_fit();
         max_tf.shrink_to_fit();
         let min_lens = lists
             .iter()
@@ -562,26 +568,24 @@ impl Segment {
             .iter()
             .map(|list| {
                 if list.len() * DENSE < n {
-                    return None;
+                    return SPARSE;
                 }
                 let at = bitmaps.len();
                 bitmaps.resize(at + words, 0u64);
                 for p in list {
                     bitmaps[at + p.doc as usize / 64] |= 1 << (p.doc % 64);
                 }
-                Some((at / words.max(1)) as u32)
+                (at / words.max(1)) as u32
             })
             .collect();
         bitmaps.shrink_to_fit();
         let mut postings = Vec::with_capacity(lists.iter().map(Vec::len).sum());
-        let term_ranges = lists
-            .into_iter()
-            .map(|l| {
-                let start = postings.len() as u32;
-                postings.extend_from_slice(&l);
-                (start, l.len() as u32)
-            })
-            .collect();
+        let mut posting_starts = Vec::with_capacity(lists.len() + 1);
+        posting_starts.push(0);
+        for list in lists {
+            postings.extend_from_slice(&list);
+            posting_starts.push(postings.len() as u32);
+        }
         let chunk_rec = postings
             .chunks(CHUNK)
             .map(|chunk: &[Posting]| {
@@ -617,8 +621,8 @@ impl Segment {
             bitmaps,
             use_lin,
             terms,
-            term_ranges,
-            presence,
+            posting_starts,
+            presence: Presence::of(&presence),
             max_tf,
             min_lens,
             any_usage,
@@ -769,14 +773,14 @@ impl Segment {
     /// Postings of a term id.
     #[inline]
     pub fn postings(&self, tid: u32) -> &[Posting] {
-        let (s, l) = self.term_ranges[tid as usize];
-        &self.postings[s as usize..(s + l) as usize]
+        let t = tid as usize;
+        &self.postings[self.posting_starts[t] as usize..self.posting_starts[t + 1] as usize]
     }
 
     /// Presence counts of a term id (invariant 3).
     #[inline]
-    pub fn presence(&self, tid: u32) -> &[u32; 7] {
-        &self.presence[tid as usize]
+    pub fn presence(&self, tid: u32) -> [u32; 7] {
+        self.presence.get(tid)
     }
 
     /// Largest per-field frequency of a term id in this segment.
@@ -830,7 +834,7 @@ impl Segment {
     /// [`Segment::chunk_rec`].
     #[inline]
     pub fn postings_start(&self, tid: u32) -> usize {
-        self.term_ranges[tid as usize].0 as usize
+        self.posting_starts[tid as usize] as usize
     }
 
     /// The largest anchored recency among the documents of the postings in
@@ -861,8 +865,12 @@ impl Segment {
     #[inline]
     pub fn bitmap(&self, tid: u32) -> Option<Bitmap<'_>> {
         let words = self.len().div_ceil(64);
-        self.dense[tid as usize]
-            .map(|i| Bitmap(&self.bitmaps[i as usize * words..(i as usize + 1) * words]))
+        match self.dense[tid as usize] {
+            SPARSE => None,
+            i => Some(Bitmap(
+                &self.bitmaps[i as usize * words..(i as usize + 1) * words],
+            )),
+        }
     }
 
     /// Asks the CPU to start loading a document's record (its first two
@@ -883,7 +891,7 @@ impl Segment {
 
     /// Number of distinct terms.
     pub fn term_count(&self) -> usize {
-        self.term_ranges.len()
+        self.presence.len()
     }
 }
 
@@ -1184,7 +1192,7 @@ mod tests {
         for name in names {
             let (x, y) = (fresh.term(name).unwrap(), merged.term(name).unwrap());
             assert_eq!(fresh.postings(x), merged.postings(y), "{name}");
-            assert_eq!(fresh.presence[x as usize], merged.presence[y as usize]);
+            assert_eq!(fresh.presence(x), merged.presence(y));
             assert_eq!(fresh.max_tf[x as usize], merged.max_tf[y as usize]);
             assert_eq!(fresh.min_lens[x as usize], merged.min_lens[y as usize]);
         }
