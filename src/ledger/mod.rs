@@ -66,7 +66,7 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap;
 use smallvec::{SmallVec, smallvec};
 
-use id_lists::IdLists;
+use id_lists::{HashedIds, IdLists};
 
 pub use admission::{Signature, Signatures, is_value_token, text_hash};
 pub use retire::Forget;
@@ -408,11 +408,11 @@ pub struct Ledger {
     /// Entity → the keys of `versions_by_key` it owns, in creation order.
     keys_by_entity: FxHashMap<Arc<str>, SmallVec<[Arc<Key>; 1]>>,
     /// Normalized-text hash → active facts with that hash.
-    active_by_hash: IdLists<u64>,
+    active_by_hash: HashedIds,
     /// Hash of (entity, value-token hash) → active facts: absorption
     /// candidates ([`absorb_bucket`]; a candidate is checked to name the
     /// entity, so a collision costs a comparison, never a wrong merge).
-    absorb_buckets: IdLists<u64>,
+    absorb_buckets: HashedIds,
     /// Admission signature of every active fact.
     signatures: Signatures,
     /// Whether `signatures`, `active_by_hash` and `absorb_buckets` are
@@ -462,8 +462,8 @@ impl Ledger {
             active_by_key: FxHashMap::default(),
             versions_by_key: IdLists::default(),
             keys_by_entity: FxHashMap::default(),
-            active_by_hash: IdLists::default(),
-            absorb_buckets: IdLists::default(),
+            active_by_hash: HashedIds::default(),
+            absorb_buckets: HashedIds::default(),
             signatures: Signatures::default(),
             admission_built: true,
             facts_by_name: IdLists::default(),
@@ -779,9 +779,7 @@ impl Ledger {
 
     fn find_duplicate(&self, normalized: &str, sig: &Signature) -> Option<FactId> {
         self.active_by_hash
-            .get(&sig.text)
-            .iter()
-            .copied()
+            .get(sig.text)
             .find(|id| text::normalize(&self.fact(*id).body.text) == normalized)
     }
 
@@ -797,7 +795,7 @@ impl Ledger {
         let vh = self.bucket_hash(sig);
         let mut best: Option<(f64, FactId)> = None;
         for entity in &draft.entities {
-            for &id in self.absorb_buckets.get(&absorb_bucket(entity, vh)) {
+            for id in self.absorb_buckets.get(absorb_bucket(entity, vh)) {
                 if !self.fact(id).body.entities().contains(entity) {
                     continue;
                 }
@@ -1201,10 +1199,10 @@ impl Ledger {
         let Some(sig) = self.signatures.remove(id) else {
             return;
         };
-        self.active_by_hash.remove(&sig.text, id);
+        self.active_by_hash.remove(sig.text, id);
         let vh = self.bucket_hash(&sig);
         for e in body.entities().iter() {
-            self.absorb_buckets.remove(&absorb_bucket(e, vh), id);
+            self.absorb_buckets.remove(absorb_bucket(e, vh), id);
         }
     }
 

@@ -6,6 +6,7 @@ use std::collections::HashSet;
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
+use super::id_lists::fold;
 use super::{Ledger, admission, names_of};
 use crate::config::ChainOrder;
 use crate::error::{Error, Result};
@@ -210,7 +211,7 @@ impl Ledger {
         &self,
         current_per_key: &FxHashMap<&Key, FactId>,
     ) -> std::result::Result<(), String> {
-        let mut expected_hash: FxHashMap<u64, HashSet<FactId>> = FxHashMap::default();
+        let mut expected_hash: FxHashMap<u32, HashSet<FactId>> = FxHashMap::default();
         let mut expected_names: FxHashMap<std::sync::Arc<str>, HashSet<FactId>> =
             FxHashMap::default();
         for f in self.facts() {
@@ -224,7 +225,7 @@ impl Ledger {
                         return Err(format!("{} has no or a stale admission signature", f.id()));
                     };
                     expected_hash
-                        .entry(signature.text)
+                        .entry(fold(signature.text))
                         .or_default()
                         .insert(f.id());
                 }
@@ -248,10 +249,10 @@ impl Ledger {
         if self.active_by_key.len() != current_per_key.len() {
             return Err("active_by_key lists a fact that is not current".into());
         }
-        let actual_hash: FxHashMap<u64, HashSet<FactId>> = self
+        let actual_hash: FxHashMap<u32, HashSet<FactId>> = self
             .active_by_hash
             .iter()
-            .map(|(h, v)| (*h, v.iter().copied().collect()))
+            .map(|(h, ids)| (h, ids.collect()))
             .collect();
         if actual_hash != expected_hash {
             return Err("active_by_hash is out of date".into());
