@@ -1009,12 +1009,11 @@ impl Memory {
         let half_life = self.config.graph.edge_half_life_days;
         self.graph.recompute(
             &nodes,
-            |name| !ledger.facts_naming(name).is_empty(),
+            |name| ledger.facts_naming(name).next().is_some(),
             |a, b| {
                 ledger
                     .facts_naming(a)
-                    .iter()
-                    .filter_map(|id| ledger.get(*id))
+                    .filter_map(|id| ledger.get(id))
                     .filter(|f| names_of(&f.body).iter().any(|n| &**n == b))
                     .map(|f| contribution(f.state.last_observed, half_life))
                     .sum()

@@ -351,7 +351,7 @@ fn apply(m: &mut Memory, op: Op) -> Result<(), TestCaseError> {
                 prop_assert!(m.fact(id).is_err());
             }
             let canonical = pfm::fact::name_key(name);
-            prop_assert!(m.ledger().facts_naming(&canonical).is_empty());
+            prop_assert!(m.ledger().facts_naming(&canonical).next().is_none());
         }
         Op::Typed(t) => {
             apply_typed(m, &t)?;

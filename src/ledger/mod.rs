@@ -66,7 +66,7 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap;
 use smallvec::{SmallVec, smallvec};
 
-use id_lists::{HashedIds, IdLists};
+use id_lists::{HashedIds, IdLists, IdRun};
 
 pub use admission::{Signature, Signatures, is_value_token, text_hash};
 pub use retire::Forget;
@@ -423,7 +423,7 @@ pub struct Ledger {
     /// them ([`Ledger::build_admission`]).
     admission_built: bool,
     /// Canonical name (entity or participant) → retained facts naming it.
-    facts_by_name: IdLists<Arc<str>>,
+    facts_by_name: IdLists<Arc<str>, IdRun>,
     /// Key → its pending plans (status `Pending`), oldest first.
     pending_by_key: IdLists<Arc<Key>>,
     /// Facts written since the last commit finished (drained into
@@ -588,8 +588,8 @@ impl Ledger {
     }
 
     /// Retained facts that name `name` (canonical) as entity or participant.
-    pub fn facts_naming(&self, name: &str) -> &[FactId] {
-        self.facts_by_name.get(name)
+    pub fn facts_naming(&self, name: &str) -> impl Iterator<Item = FactId> + '_ {
+        self.facts_by_name.ids(name)
     }
 
     /// Commits a batch of drafts atomically under one sequence number.

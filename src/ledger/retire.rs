@@ -76,7 +76,7 @@ impl Ledger {
             Forget::Entity(name) => {
                 let name = name_key(name);
                 let mut ids = Vec::new();
-                for &id in self.facts_naming(&name) {
+                for id in self.facts_naming(&name) {
                     match &self.fact(id).body.key {
                         Some(key) if *key.entity == *name => {
                             ids.extend_from_slice(self.versions_by_key.get(key))

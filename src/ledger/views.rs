@@ -259,8 +259,8 @@ impl Ledger {
         }
         let actual_names: FxHashMap<std::sync::Arc<str>, HashSet<FactId>> = self
             .facts_by_name
-            .iter()
-            .map(|(n, v)| (n.clone(), v.iter().copied().collect()))
+            .entries()
+            .map(|(n, ids)| (n.clone(), ids.into_iter().collect()))
             .collect();
         if actual_names != expected_names {
             return Err("facts_by_name is out of date".into());
