@@ -239,10 +239,12 @@ impl<K: Hash + Eq, L: List> IdLists<K, L> {
             let mut left = list.ids();
             (left.next(), left.next().is_some())
         };
-        if !more && let Some((held, _)) = self.many.remove_entry(key) {
-            if let Some(last) = first {
-                self.one.insert(held, last);
-            }
+        // An emptied list goes; one id left moves back inline.
+        if !more
+            && let Some((held, _)) = self.many.remove_entry(key)
+            && let Some(last) = first
+        {
+            self.one.insert(held, last);
         }
     }
 
