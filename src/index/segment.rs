@@ -419,7 +419,9 @@ pub struct Segment {
     dense: Vec<u32>,
     /// Bitmaps of the dense terms, `len.div_ceil(64)` words each.
     bitmaps: Vec<u64>,
-    /// Anchored usage (invariant 4).
+    /// Anchored usage (invariant 4) per document; empty when no document
+    /// has been used, which is most segments' case (eight bytes a document
+    /// otherwise spent on zeros).
     use_lin: Vec<f64>,
     terms: Terms,
     /// Where each term's postings start in `postings`, and one more entry
@@ -431,8 +433,6 @@ pub struct Segment {
     /// Per term, the smallest length of each field among its documents
     /// (a lower bound on their BM25F length under any field weights).
     min_lens: Vec<[u16; FIELDS]>,
-    /// Whether any document's anchored usage is above zero.
-    any_usage: bool,
     postings: Vec<Posting>,
     /// Per document, in one place so that a candidate costs one cache miss:
     /// a header (see `header`), its graph nodes, then its `[term id,
@@ -595,7 +595,9 @@ impl Segment {
                     .fold(0.0, f64::max)
             })
             .collect();
-        let any_usage = use_lin.iter().any(|&u| u > 0.0);
+        if use_lin.iter().all(|&u| u == 0.0) {
+            use_lin = Vec::new();
+        }
         Segment {
             id: NEXT_SEGMENT_ID.fetch_add(1, Ordering::Relaxed),
             fact_ids: docs.iter().map(|d| d.body.id).collect(),
@@ -625,7 +627,6 @@ impl Segment {
             presence: Presence::of(&presence),
             max_tf,
             min_lens,
-            any_usage,
             postings,
             records,
             field_len_sums,
@@ -729,7 +730,7 @@ impl Segment {
             body: self.bodies[doc as usize].clone(),
             attrs: Attrs::Anchored {
                 rec: self.rec(doc),
-                use_lin: self.use_lin[doc as usize],
+                use_lin: self.use_lin(doc),
             },
             nodes: self.record(doc).nodes.into(),
             vectors: self.matrix.vectors(doc),
@@ -753,10 +754,10 @@ impl Segment {
         &self.dl
     }
 
-    /// Anchored usage of the documents (invariant 4).
+    /// Anchored usage of a local document (invariant 4).
     #[inline]
-    pub fn use_lin(&self) -> &[f64] {
-        &self.use_lin
+    pub fn use_lin(&self, doc: u32) -> f64 {
+        self.use_lin.get(doc as usize).copied().unwrap_or(0.0)
     }
 
     /// The id of a term in this segment.
@@ -798,7 +799,7 @@ impl Segment {
     /// Whether any document of the segment has been used.
     #[inline]
     pub fn any_usage(&self) -> bool {
-        self.any_usage
+        !self.use_lin.is_empty()
     }
 
     /// The record of a local document (invariant 5).
@@ -1102,6 +1103,33 @@ mod tests {
             assert_eq!(seg.chunk_rec(i), top, "the chunk's newest, not more");
         }
         assert!(seg.record_bytes() > 0);
+    }
+
+    #[test]
+    fn usage_is_kept_only_where_a_document_was_used() {
+        let p = ScoreParams::default();
+        let doc = |id, use_lin| DocInput {
+            attrs: Attrs::Anchored { rec: 1.0, use_lin },
+            ..fixtures::doc(id, "word", &[], &[], Box::new([]))
+        };
+        let unused = Segment::build(vec![doc(1, 0.0), doc(2, 0.0)], &p);
+        assert!(!unused.any_usage() && unused.use_lin.is_empty());
+        assert_eq!((unused.use_lin(0), unused.use_lin(1)), (0.0, 0.0));
+        let used = Segment::build(vec![doc(3, 0.0), doc(4, 2.5)], &p);
+        assert!(used.any_usage());
+        assert_eq!((used.use_lin(0), used.use_lin(1)), (0.0, 2.5));
+        let none = DeleteSet::default();
+        let (merged, _) = Segment::merge(&[(&unused, &none), (&used, &none)], &p);
+        assert!(merged.any_usage());
+        let by_fact = |f| merged.use_lin(merged.find(FactId(f)).unwrap());
+        assert_eq!(
+            (by_fact(1), by_fact(2), by_fact(3), by_fact(4)),
+            (0.0, 0.0, 0.0, 2.5)
+        );
+        let mut gone = DeleteSet::default();
+        gone.insert(used.find(FactId(4)).unwrap());
+        let (merged, _) = Segment::merge(&[(&unused, &none), (&used, &gone)], &p);
+        assert!(!merged.any_usage(), "the used document was deleted");
     }
 
     #[test]

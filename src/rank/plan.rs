@@ -201,7 +201,7 @@ impl Plan<'_> {
         let (params, ranker) = (self.params, self.ranker);
         let mut factor = self.recency(record.recency);
         if ranker.usage && segment.any_usage() {
-            let usage = segment.use_lin()[doc as usize];
+            let usage = segment.use_lin(doc);
             if usage > 0.0 {
                 let usage = (usage * self.usage_now) as f32;
                 // `usage / (1 + usage)` rounds to at most 1, so the term is
