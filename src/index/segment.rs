@@ -123,7 +123,7 @@ impl DocInput {
             body: fact.body.clone(),
             attrs: Attrs::Observed(DocAttrs {
                 last_observed: fact.state.last_observed,
-                usage: fact.state.usage,
+                usage: fact.state.usage.get(),
             }),
             nodes,
             vectors: None,

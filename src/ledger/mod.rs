@@ -76,7 +76,7 @@ use crate::config::{AdmissionParams, ChainOrder, Config, ScoreParams};
 use crate::error::Result;
 use crate::fact::{
     Fact, FactBody, FactId, FactNames, FactState, Interval, Intervals, Key, Kind, Link, Op, Seq,
-    Status, StatusChange, Usage, name_key,
+    Served, Status, StatusChange, name_key,
 };
 use crate::text;
 use crate::time::WallTime;
@@ -845,7 +845,7 @@ impl Ledger {
                 intervals,
                 last_observed: body.stated_at,
                 support: 1,
-                usage: Usage::default(),
+                usage: Served::default(),
                 supersedes: Link::NONE,
                 superseded_by: Link::NONE,
                 entered_by: draft.op,
@@ -961,7 +961,7 @@ impl Ledger {
         t: WallTime,
         changes: &mut Vec<Change>,
     ) -> FactId {
-        let inherited = self.fact(head).state.usage;
+        let inherited = self.fact(head).state.usage.clone();
         let stated = (draft.op == Op::Accept && self.ordering == ChainOrder::EventTime)
             .then_some(draft.stated_at);
         self.close_alternatives(head, Status::Superseded, u, t);
