@@ -182,7 +182,7 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::fact::FactNames;
+    use crate::fact::{FactNames, Name};
     use crate::time::WallTime;
 
     fn scored(id: u64, text: &str, participants: &[&str], score: f32) -> Scored {
@@ -192,7 +192,7 @@ mod tests {
             body: Arc::new(FactBody {
                 id: FactId(id),
                 text: text.into(),
-                names: FactNames::new([], participants.iter().map(|p| Arc::from(*p))),
+                names: FactNames::new([], participants.iter().map(|p| Name::from(*p))),
                 key: None,
                 value: None,
                 stated_at: WallTime::parse("2025-06-11T15:00:00Z").unwrap(),

@@ -25,6 +25,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Result, check_name};
+pub use crate::names::Name;
 use crate::text;
 use crate::time::WallTime;
 
@@ -153,7 +154,7 @@ pub struct FactBody {
 /// bytes a fact (issue 24's heap table).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FactNames {
-    all: Box<[Arc<str>]>,
+    all: Box<[Name]>,
     /// How many of `all` are entities.
     entities: u32,
 }
@@ -163,8 +164,8 @@ impl FactNames {
     /// form), as a fact holds them. At most `u32::MAX` entities: the
     /// observation limits keep far below.
     pub fn new(
-        entities: impl IntoIterator<Item = Arc<str>, IntoIter: ExactSizeIterator>,
-        participants: impl IntoIterator<Item = Arc<str>, IntoIter: ExactSizeIterator>,
+        entities: impl IntoIterator<Item = Name, IntoIter: ExactSizeIterator>,
+        participants: impl IntoIterator<Item = Name, IntoIter: ExactSizeIterator>,
     ) -> FactNames {
         let (entities, participants) = (entities.into_iter(), participants.into_iter());
         let count = u32::try_from(entities.len()).expect("a fact names fewer than 2^32 entities");
@@ -178,18 +179,18 @@ impl FactNames {
     }
 
     /// Normalized entities `E_f` ([`name_key`] form), sorted, unique.
-    pub fn entities(&self) -> &[Arc<str>] {
+    pub fn entities(&self) -> &[Name] {
         &self.all[..self.entities as usize]
     }
 
     /// Participants `P_f` of the source observation, in display form.
-    pub fn participants(&self) -> &[Arc<str>] {
+    pub fn participants(&self) -> &[Name] {
         &self.all[self.entities as usize..]
     }
 
     /// Every name, entities first, to replace in place (by equal names:
     /// [`crate::names::Names::share`]).
-    pub(crate) fn iter_mut(&mut self) -> std::slice::IterMut<'_, Arc<str>> {
+    pub(crate) fn iter_mut(&mut self) -> std::slice::IterMut<'_, Name> {
         self.all.iter_mut()
     }
 }
@@ -201,8 +202,8 @@ impl FactNames {
 struct BodyRow<'a> {
     id: FactId,
     text: &'a str,
-    entities: &'a [Arc<str>],
-    participants: &'a [Arc<str>],
+    entities: &'a [Name],
+    participants: &'a [Name],
     key: &'a Option<Arc<Key>>,
     value: &'a Option<Box<str>>,
     stated_at: WallTime,
@@ -215,8 +216,8 @@ struct BodyRow<'a> {
 struct OwnedBodyRow {
     id: FactId,
     text: Box<str>,
-    entities: Vec<Arc<str>>,
-    participants: Vec<Arc<str>>,
+    entities: Vec<Name>,
+    participants: Vec<Name>,
     key: Option<Arc<Key>>,
     value: Option<Box<str>>,
     stated_at: WallTime,
@@ -261,12 +262,12 @@ impl<'de> Deserialize<'de> for FactBody {
 
 impl FactBody {
     /// Normalized entities `E_f` ([`name_key`] form), sorted, unique.
-    pub fn entities(&self) -> &[Arc<str>] {
+    pub fn entities(&self) -> &[Name] {
         self.names.entities()
     }
 
     /// Participants `P_f` of the source observation, in display form.
-    pub fn participants(&self) -> &[Arc<str>] {
+    pub fn participants(&self) -> &[Name] {
         self.names.participants()
     }
 
@@ -299,7 +300,7 @@ impl FactBody {
     /// within `gap_ms` of each other: conversation neighbours, if nothing
     /// active was said between them ([`crate::rank::context`]).
     pub fn said_beside(&self, other: &FactBody, gap_ms: i64) -> bool {
-        let within = |a: &[Arc<str>], b: &[Arc<str>]| a.iter().all(|p| b.contains(p));
+        let within = |a: &[Name], b: &[Name]| a.iter().all(|p| b.contains(p));
         self.stated_at.millis().abs_diff(other.stated_at.millis()) <= gap_ms as u64
             && within(self.participants(), other.participants())
             && within(other.participants(), self.participants())
@@ -986,7 +987,8 @@ mod tests {
             stated_at: WallTime,
             source: Option<Box<str>>,
         }
-        let names = |n: &[&str]| n.iter().map(|&n| Arc::from(n)).collect::<Vec<Arc<str>>>();
+        let names = |n: &[&str]| n.iter().map(|&n| Name::from(n)).collect::<Vec<Name>>();
+        let arcs = |n: &[&str]| n.iter().map(|&n| Arc::from(n)).collect::<Box<[Arc<str>]>>();
         for (entities, participants, key) in [
             (&[][..], &[][..], None),
             (
@@ -1012,8 +1014,8 @@ mod tests {
             let before = Before {
                 id: body.id,
                 text: body.text.clone(),
-                entities: names(entities).into(),
-                participants: names(participants).into(),
+                entities: arcs(entities),
+                participants: arcs(participants),
                 key: key.map(Arc::new),
                 value,
                 stated_at: body.stated_at,
@@ -1130,7 +1132,7 @@ mod tests {
         FactBody {
             id: FactId(0),
             text: "".into(),
-            names: FactNames::new([], participants.iter().map(|p| Arc::from(*p))),
+            names: FactNames::new([], participants.iter().map(|p| Name::from(*p))),
             key: None,
             value: None,
             stated_at: WallTime::from_secs(at),

@@ -39,6 +39,7 @@ use hashbrown::{HashTable, hash_table};
 use rustc_hash::{FxBuildHasher, FxHashMap};
 
 use crate::config::GraphParams;
+use crate::names::Name;
 use crate::pmap::PMap;
 use crate::time::{DAY_MS, WallTime};
 
@@ -231,13 +232,13 @@ impl GraphWriter {
     }
 
     /// The node of a name, created if new.
-    pub fn intern(&mut self, name: &Arc<str>) -> NodeId {
+    pub fn intern(&mut self, name: &str) -> NodeId {
         if let Some(id) = self.published.ids.get(name) {
             return *id;
         }
         let id = self.next;
         self.next += 1;
-        self.published.ids.insert(name.clone(), id);
+        self.published.ids.insert(Arc::from(name), id);
         id
     }
 
@@ -264,7 +265,7 @@ impl GraphWriter {
     /// which `alive` is false are removed with all their edges.
     pub fn recompute(
         &mut self,
-        nodes: &[(NodeId, Arc<str>)],
+        nodes: &[(NodeId, Name)],
         alive: impl Fn(&str) -> bool,
         weight: impl Fn(&str, &str) -> f64,
     ) {
@@ -275,7 +276,7 @@ impl GraphWriter {
                 }
                 self.hubs.remove(a);
                 self.changed.insert(*a, Vec::new());
-                self.published.ids.remove(name);
+                self.published.ids.remove(name.as_str());
             }
         }
         for (i, (a, an)) in nodes.iter().enumerate() {
@@ -475,7 +476,7 @@ mod tests {
                 let w = f64::from(w);
                 match op {
                     0 => {
-                        let (na, nb) = (names[a as usize].clone(), names[b as usize].clone());
+                        let (na, nb) = (Name::from(&*names[a as usize]), Name::from(&*names[b as usize]));
                         g.recompute(&[(ia, na), (ib, nb)], |_| true, |_, _| w);
                         if ia != ib {
                             model.insert(pair, w);
@@ -518,8 +519,7 @@ mod tests {
     #[test]
     fn recompute_after_erasure_restores_the_exact_lists() {
         let mut g = GraphWriter::new(GraphParams::default());
-        let a: Arc<str> = "a".into();
-        let b: Arc<str> = "b".into();
+        let (a, b) = (Name::from("a"), Name::from("b"));
         let (ia, ib) = (g.intern(&a), g.intern(&b));
         g.strengthen(&[ia, ib], 2.0);
         g.recompute(

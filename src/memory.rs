@@ -25,7 +25,7 @@ use crate::graph::{GraphWriter, NodeId, contribution};
 use crate::index::{CorpusWriter, DocInput, IndexInputs, IndexVersion, Timeline};
 use crate::ledger::{AsOf, Change, Commit, Draft, Ledger, Outcome, names_of};
 use crate::limits::{MAX_NAMES, MAX_TEXT_BYTES, check_names};
-use crate::names::Names;
+use crate::names::{Name, Names};
 use crate::retrieve::{Request, retrieve, retrieve_as_of};
 use crate::text;
 use crate::time::WallTime;
@@ -610,7 +610,11 @@ impl Memory {
                 .extract(&o.text, &normalized, gazetteer, &participant_keys, |k| {
                     self.ledger.active_for_key(k).is_some()
                 });
-        let mut entities = extraction.entities;
+        let mut entities: Vec<Name> = extraction
+            .entities
+            .iter()
+            .map(|e| self.names.get(e))
+            .collect();
         entities.extend(o.entities.iter().map(|e| self.names.get(&name_key(e))));
         let targeted = match o.target {
             Some(t) => self
@@ -742,7 +746,7 @@ impl Memory {
             return Err(Error::OpNeedsKey(o.op));
         }
         if let Some(k) = &key {
-            entities.push(k.entity.clone());
+            entities.push(self.names.get(&k.entity));
         }
         entities.sort();
         entities.dedup();
@@ -855,7 +859,7 @@ impl Memory {
                         self.gazetteer.learn(e, EntityKind::Other);
                     }
                     for p in body.participant_keys() {
-                        self.gazetteer.learn(&Arc::from(p), EntityKind::Person);
+                        self.gazetteer.learn(&p, EntityKind::Person);
                     }
                     let nodes = self.nodes_of(&body);
                     self.graph
@@ -1001,7 +1005,7 @@ impl Memory {
 
     /// Exact graph weights around an erased fact, from the facts that remain.
     fn recompute_graph(&mut self, body: &FactBody) {
-        let nodes: Vec<(NodeId, Arc<str>)> = names_of(body)
+        let nodes: Vec<(NodeId, Name)> = names_of(body)
             .into_iter()
             .filter_map(|n| self.graph.graph().node(&n).map(|id| (id, n)))
             .collect();

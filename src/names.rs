@@ -3,14 +3,18 @@
 //! A participant or an entity is named by many facts. Each fact holding
 //! its own `Arc<str>` of the name cost ~40 bytes a fact on the 100,000-fact
 //! synthetic store (issue 24's heap table, `scale/README.md`); facts take
-//! their names from [`Names`] instead, which hands out one `Arc<str>` per
+//! their names from [`Names`] instead, which hands out one [`Name`] per
 //! distinct name.
-
-use std::sync::Arc;
 
 use rustc_hash::FxHashSet;
 
 use crate::fact::FactBody;
+
+/// A name a fact holds: a shared, immutable string in one word (the
+/// length lives in the allocation with the count and the bytes), where an
+/// `Arc<str>` is a 16-byte fat pointer; a fact holds several (issue 24).
+/// It hashes, compares and serializes as the `str` it holds.
+pub type Name = arcstr::ArcStr;
 
 /// The distinct names the store's facts hold.
 ///
@@ -19,16 +23,16 @@ use crate::fact::FactBody;
 /// it, so a name whose every fact was erased is not kept in memory by the
 /// set once no reader holds those facts either.
 #[derive(Clone, Debug, Default)]
-pub struct Names(FxHashSet<Arc<str>>);
+pub struct Names(FxHashSet<Name>);
 
 impl Names {
     /// The shared copy of `name`.
-    pub fn get(&mut self, name: &str) -> Arc<str> {
+    pub fn get(&mut self, name: &str) -> Name {
         if let Some(n) = self.0.get(name) {
-            return Arc::clone(n);
+            return n.clone();
         }
-        let n: Arc<str> = Arc::from(name);
-        self.0.insert(Arc::clone(&n));
+        let n = Name::from(name);
+        self.0.insert(n.clone());
         n
     }
 
@@ -42,7 +46,8 @@ impl Names {
 
     /// Drops the names nothing else holds.
     pub fn forget_unused(&mut self) {
-        self.0.retain(|n| Arc::strong_count(n) > 1);
+        self.0
+            .retain(|n| Name::strong_count(n).is_none_or(|held| held > 1));
     }
 
     /// How many distinct names are held.
@@ -65,7 +70,7 @@ mod tests {
         let mut names = Names::default();
         let a = names.get("Ana");
         let b = names.get("Ana");
-        assert!(Arc::ptr_eq(&a, &b));
+        assert!(Name::ptr_eq(&a, &b));
         let ben = names.get("Ben");
         assert_eq!(names.len(), 2);
         drop(ben);

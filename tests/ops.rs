@@ -240,7 +240,10 @@ fn noop_adds_support_and_changes_nothing_else() {
     assert_eq!(r.outcome, Outcome::Supported { fact: v });
     let f = m.fact(v).unwrap();
     assert_eq!(f.state.support, 2);
-    assert_eq!(&*f.state.edges().supported_by, &["msg-17".into()]);
+    assert_eq!(
+        &*f.state.edges().supported_by,
+        &[Box::<str>::from("msg-17")]
+    );
     assert_eq!(f.state.last_observed, day(1), "a noop is not a restatement");
     assert_eq!(m.ledger().len(), 1);
 }

@@ -95,7 +95,7 @@ impl GazetteerWriter {
     }
 
     /// Records one more retained fact that mentions `name` (already canonical).
-    pub fn learn(&mut self, name: &Arc<str>, kind: EntityKind) {
+    pub fn learn(&mut self, name: &str, kind: EntityKind) {
         if let Some(canon) = self.view.teach(name, kind, false) {
             self.refs.entry(canon).or_default().facts += 1;
         }
@@ -407,7 +407,7 @@ mod tests {
         assert_eq!(g.view().kind("halcyon"), Some(EntityKind::Project));
         // Teaching a known name does not replace the read side.
         let before = g.view().clone();
-        g.learn(&"halcyon".into(), EntityKind::Other);
+        g.learn("halcyon", EntityKind::Other);
         assert_eq!(g.view().kind("halcyon"), Some(EntityKind::Project));
         assert_eq!(before.len(), g.view().len());
     }

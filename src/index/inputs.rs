@@ -18,14 +18,13 @@
 //!    configuration are refused rather than read.
 
 use std::hash::{Hash, Hasher};
-use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
 use super::segment::{FIELDS, for_each_term};
 use super::terms::Terms;
 use crate::config::ScoreParams;
-use crate::fact::{FactBody, FactId, FactNames};
+use crate::fact::{FactBody, FactId, FactNames, Name};
 use crate::time::WallTime;
 
 /// The layout of these inputs; part of the [`fingerprint`].
@@ -172,8 +171,8 @@ fn probe_fingerprint(stem: bool) -> u64 {
                paying $1,200.50 — the SAME café, \"Zoë's\", as in 2024!"
             .into(),
         names: FactNames::new(
-            [Arc::from("o'neil"), Arc::from("zoë's café")],
-            [Arc::from("Dr. Ana-María O'Neil"), Arc::from("SAM")],
+            [Name::from("o'neil"), Name::from("zoë's café")],
+            [Name::from("Dr. Ana-María O'Neil"), Name::from("SAM")],
         ),
         key: None,
         value: None,

@@ -918,7 +918,7 @@ pub fn half_lives(t: WallTime, anchor: WallTime, half_life_days: f64) -> f64 {
 #[cfg(test)]
 pub(crate) mod fixtures {
     use super::*;
-    use crate::fact::FactNames;
+    use crate::fact::{FactNames, Name};
 
     pub(crate) fn body(
         id: u64,
@@ -930,8 +930,8 @@ pub(crate) mod fixtures {
             id: FactId(id),
             text: text.into(),
             names: FactNames::new(
-                entities.iter().map(|e| Arc::from(*e)),
-                participants.iter().map(|p| Arc::from(*p)),
+                entities.iter().map(|e| Name::from(*e)),
+                participants.iter().map(|p| Name::from(*p)),
             ),
             key: None,
             value: None,

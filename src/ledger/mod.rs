@@ -75,8 +75,8 @@ pub use views::{AsOf, history_in, related_in};
 use crate::config::{AdmissionParams, ChainOrder, Config, ScoreParams};
 use crate::error::Result;
 use crate::fact::{
-    Fact, FactBody, FactId, FactNames, FactState, Interval, Intervals, Key, Kind, Link, Op, Seq,
-    Served, Status, StatusChange, name_key,
+    Fact, FactBody, FactId, FactNames, FactState, Interval, Intervals, Key, Kind, Link, Name, Op,
+    Seq, Served, Status, StatusChange, name_key,
 };
 use crate::text;
 use crate::time::WallTime;
@@ -89,9 +89,9 @@ pub struct Draft {
     /// [`text::normalize`] of `text`.
     pub normalized: String,
     /// Canonical entity names (sorted, unique).
-    pub entities: Vec<Arc<str>>,
+    pub entities: Vec<Name>,
     /// Participants in display form.
-    pub participants: Vec<Arc<str>>,
+    pub participants: Vec<Name>,
     /// Slot key, if any.
     pub key: Option<Key>,
     /// Normalized slot value (with `key`).
@@ -423,7 +423,7 @@ pub struct Ledger {
     /// them ([`Ledger::build_admission`]).
     admission_built: bool,
     /// Canonical name (entity or participant) → retained facts naming it.
-    facts_by_name: IdLists<Arc<str>, IdRun>,
+    facts_by_name: IdLists<Name, IdRun>,
     /// Key → its pending plans (status `Pending`), oldest first.
     pending_by_key: IdLists<Arc<Key>>,
     /// Facts written since the last commit finished (drained into
@@ -1236,9 +1236,9 @@ fn signature_of(body: &FactBody) -> Signature {
 }
 
 /// The canonical names a fact mentions: its entities and its participants.
-pub fn names_of(body: &FactBody) -> Vec<Arc<str>> {
-    let mut names: Vec<Arc<str>> = body.entities().to_vec();
-    names.extend(body.participants().iter().map(|p| Arc::from(name_key(p))));
+pub fn names_of(body: &FactBody) -> Vec<Name> {
+    let mut names: Vec<Name> = body.entities().to_vec();
+    names.extend(body.participants().iter().map(|p| Name::from(name_key(p))));
     names.sort();
     names.dedup();
     names

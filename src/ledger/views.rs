@@ -212,7 +212,7 @@ impl Ledger {
         current_per_key: &FxHashMap<&Key, FactId>,
     ) -> std::result::Result<(), String> {
         let mut expected_hash: FxHashMap<u32, HashSet<FactId>> = FxHashMap::default();
-        let mut expected_names: FxHashMap<std::sync::Arc<str>, HashSet<FactId>> =
+        let mut expected_names: FxHashMap<crate::names::Name, HashSet<FactId>> =
             FxHashMap::default();
         for f in self.facts() {
             for n in names_of(&f.body) {
@@ -257,7 +257,7 @@ impl Ledger {
         if actual_hash != expected_hash {
             return Err("active_by_hash is out of date".into());
         }
-        let actual_names: FxHashMap<std::sync::Arc<str>, HashSet<FactId>> = self
+        let actual_names: FxHashMap<crate::names::Name, HashSet<FactId>> = self
             .facts_by_name
             .entries()
             .map(|(n, ids)| (n.clone(), ids.into_iter().collect()))

@@ -267,9 +267,8 @@ fn push_new(list: &mut Vec<String>, name: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fact::{FactId, FactNames};
+    use crate::fact::{FactId, FactNames, Name};
     use crate::time::WallTime;
-    use std::sync::Arc;
 
     /// Whom each statement of `text`, said between Ana and Ben, is about.
     fn about(text: &str) -> Vec<Vec<String>> {
@@ -280,7 +279,7 @@ mod tests {
         let body = FactBody {
             id: FactId(1),
             text: text.into(),
-            names: FactNames::new([], present.iter().map(|p| Arc::from(*p))),
+            names: FactNames::new([], present.iter().map(|p| Name::from(*p))),
             key: None,
             value: None,
             stated_at: WallTime::parse("2025-06-11T15:00:00Z").unwrap(),
@@ -359,7 +358,7 @@ mod tests {
         let body = FactBody {
             id: FactId(1),
             text: "Carol: the race was long".into(),
-            names: FactNames::new([], [Arc::from("Ana")]),
+            names: FactNames::new([], [Name::from("Ana")]),
             key: None,
             value: None,
             stated_at: WallTime::parse("2025-06-11T15:00:00Z").unwrap(),
