@@ -211,7 +211,7 @@ fn extract(c: &mut Criterion) {
     let mut g = pfm::extract::GazetteerWriter::default();
     g.register("Alex Rivera", pfm::extract::EntityKind::Person);
     let gazetteer = g.view().clone();
-    let people: Vec<std::sync::Arc<str>> = vec!["ann lee".into(), "bo chan".into()];
+    let people: Vec<pfm::fact::Name> = vec!["ann lee".into(), "bo chan".into()];
     let texts: Vec<(&str, String)> = TEXTS
         .iter()
         .map(|t| (*t, pfm::text::normalize(t)))

@@ -600,21 +600,18 @@ impl Memory {
         opened: &mut Vec<(Key, ObjectClass)>,
     ) -> Result<(Draft, Option<KeyedBy>)> {
         let normalized = text::normalize(&o.text);
-        let participant_keys: Vec<Arc<str>> = o
+        let participant_keys: Vec<Name> = o
             .participants
             .iter()
-            .map(|p| Arc::from(name_key(p)))
+            .map(|p| Name::from(name_key(p)))
             .collect();
         let extraction =
             self.extractor
                 .extract(&o.text, &normalized, gazetteer, &participant_keys, |k| {
                     self.ledger.active_for_key(k).is_some()
                 });
-        let mut entities: Vec<Name> = extraction
-            .entities
-            .iter()
-            .map(|e| self.names.get(e))
-            .collect();
+        // The extracted entities are the gazetteer's own shared names.
+        let mut entities = extraction.entities;
         entities.extend(o.entities.iter().map(|e| self.names.get(&name_key(e))));
         let targeted = match o.target {
             Some(t) => self

@@ -19,6 +19,7 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
+use crate::names::Name;
 use crate::pmap::PMap;
 use crate::text;
 
@@ -45,7 +46,7 @@ impl EntityKind {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Mention {
     /// The entity's canonical name.
-    pub entity: Arc<str>,
+    pub entity: Name,
     /// Its kind.
     pub kind: EntityKind,
     /// First token index of the mention.
@@ -58,8 +59,8 @@ pub struct Mention {
 /// version and cloned in O(1).
 #[derive(Clone, Debug, Default)]
 pub struct Gazetteer {
-    kinds: PMap<Arc<str>, EntityKind>,
-    by_token: PMap<Arc<str>, Arc<[Arc<str>]>>,
+    kinds: PMap<Name, EntityKind>,
+    by_token: PMap<Name, Arc<[Name]>>,
 }
 
 /// Why a name is known (writer side only).
@@ -77,7 +78,7 @@ struct Refs {
 #[derive(Debug, Default)]
 pub struct GazetteerWriter {
     view: Gazetteer,
-    refs: FxHashMap<Arc<str>, Refs>,
+    refs: FxHashMap<Name, Refs>,
 }
 
 impl GazetteerWriter {
@@ -88,7 +89,7 @@ impl GazetteerWriter {
 
     /// Registers a name explicitly; it stays until [`GazetteerWriter::remove`].
     /// Returns the canonical name (empty names are ignored and return `None`).
-    pub fn register(&mut self, name: &str, kind: EntityKind) -> Option<Arc<str>> {
+    pub fn register(&mut self, name: &str, kind: EntityKind) -> Option<Name> {
         let canon = self.view.teach(name, kind, true)?;
         self.refs.entry(canon.clone()).or_default().registered = true;
         Some(canon)
@@ -136,7 +137,7 @@ impl Gazetteer {
     /// Makes `name` known with `kind` (an explicit `kind` replaces the old
     /// one; otherwise only an unknown `Other` is refined). Touches the
     /// persistent maps only when something changes. Returns the canonical name.
-    fn teach(&mut self, name: &str, kind: EntityKind, explicit: bool) -> Option<Arc<str>> {
+    fn teach(&mut self, name: &str, kind: EntityKind, explicit: bool) -> Option<Name> {
         if let Some((canon, old)) = self.kinds.get_key_value(name) {
             let canon = canon.clone();
             if *old != kind && (explicit || *old == EntityKind::Other) {
@@ -151,10 +152,10 @@ impl Gazetteer {
         if key != name {
             return self.teach(&key, kind, explicit);
         }
-        let canon: Arc<str> = key.into();
+        let canon: Name = key.into();
         self.kinds.insert(canon.clone(), kind);
         for tok in multi_token(&canon) {
-            let mut v: Vec<Arc<str>> = self
+            let mut v: Vec<Name> = self
                 .by_token
                 .get(tok)
                 .map(|l| l.to_vec())
@@ -174,7 +175,7 @@ impl Gazetteer {
         }
         for tok in multi_token(name) {
             if let Some(list) = self.by_token.get(tok).cloned() {
-                let v: Vec<Arc<str>> = list.iter().filter(|n| &***n != name).cloned().collect();
+                let v: Vec<Name> = list.iter().filter(|n| &***n != name).cloned().collect();
                 if v.is_empty() {
                     self.by_token.remove(tok);
                 } else {
@@ -190,7 +191,7 @@ impl Gazetteer {
     }
 
     /// The canonical `Arc` of a known name.
-    pub fn canonical(&self, name: &str) -> Option<Arc<str>> {
+    pub fn canonical(&self, name: &str) -> Option<Name> {
         self.kinds.get_key_value(name).map(|(k, _)| k.clone())
     }
 
@@ -220,7 +221,7 @@ impl Gazetteer {
     /// when exactly one person has it, or when exactly one of the candidates
     /// is among `participants` (canonical names); otherwise it is ambiguous and
     /// yields nothing.
-    pub fn mentions(&self, tokens: &[&str], participants: &[Arc<str>]) -> Vec<Mention> {
+    pub fn mentions(&self, tokens: &[&str], participants: &[Name]) -> Vec<Mention> {
         let mut out = self.full_mentions(tokens);
         let mut covered = vec![false; tokens.len()];
         for m in &out {
@@ -230,7 +231,7 @@ impl Gazetteer {
             if covered[i] || !is_name_token(tok) {
                 continue;
             }
-            let people: Vec<&Arc<str>> = self
+            let people: Vec<&Name> = self
                 .with_token(tok)
                 .filter(|n| self.kind(n) == Some(EntityKind::Person))
                 .collect();
@@ -262,7 +263,7 @@ impl Gazetteer {
         let mut out = Vec::new();
         let mut i = 0;
         while i < tokens.len() {
-            let mut best: Option<(usize, &Arc<str>)> = None;
+            let mut best: Option<(usize, &Name)> = None;
             for name in self.with_token(tokens[i]) {
                 let mut parts = text::tokens(name);
                 if parts.next() != Some(tokens[i]) {
@@ -305,14 +306,14 @@ fn multi_token(name: &str) -> impl Iterator<Item = &str> {
 /// the one-token name that is the token itself, merged in sorted order.
 #[derive(Clone, Debug)]
 pub struct WithToken<'a> {
-    longer: &'a [Arc<str>],
-    itself: Option<&'a Arc<str>>,
+    longer: &'a [Name],
+    itself: Option<&'a Name>,
 }
 
 impl<'a> Iterator for WithToken<'a> {
-    type Item = &'a Arc<str>;
+    type Item = &'a Name;
 
-    fn next(&mut self) -> Option<&'a Arc<str>> {
+    fn next(&mut self) -> Option<&'a Name> {
         match (self.longer.first(), self.itself) {
             (Some(l), Some(i)) if i < l => self.itself.take(),
             (Some(l), _) => {
@@ -342,7 +343,7 @@ mod tests {
         let g = g.view();
         let t = toks(s);
         let t: Vec<&str> = t.iter().map(String::as_str).collect();
-        let p: Vec<Arc<str>> = participants.iter().map(|p| Arc::from(*p)).collect();
+        let p: Vec<Name> = participants.iter().map(|p| Name::from(*p)).collect();
         g.mentions(&t, &p)
             .into_iter()
             .map(|m| m.entity.to_string())
@@ -391,7 +392,7 @@ mod tests {
     #[test]
     fn learned_names_drop_with_their_last_fact_registered_ones_stay() {
         let mut g = GazetteerWriter::default();
-        let a: Arc<str> = "alex rivera".into();
+        let a: Name = "alex rivera".into();
         g.learn(&a, EntityKind::Person);
         g.learn(&a, EntityKind::Person);
         g.register("Halcyon", EntityKind::Project);

@@ -28,6 +28,7 @@ pub use slots::{CANCELLED, SLOTS, SlotSpec, ValueType};
 use crate::config::KeyGranularity;
 use crate::fact::Key;
 use crate::limits::MAX_NAMES;
+use crate::names::Name;
 use crate::text;
 
 /// A slot statement found in a sentence.
@@ -56,7 +57,7 @@ pub enum KeyedBy {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Extraction {
     /// Entities named in the text (canonical, sorted, unique).
-    pub entities: Vec<Arc<str>>,
+    pub entities: Vec<Name>,
     /// The slot statement, if the sentence makes one.
     pub keyed: Option<KeyedValue>,
     /// Without a slot statement: the one slot the sentence names with its
@@ -117,7 +118,7 @@ impl Extractor {
         raw: &str,
         normalized: &str,
         gazetteer: &Gazetteer,
-        participants: &[Arc<str>],
+        participants: &[Name],
         is_active: impl Fn(&Key) -> bool,
     ) -> Extraction {
         let spans: Vec<(usize, &str)> = text::tokens(normalized)
@@ -136,7 +137,7 @@ impl Extractor {
         // are joined pairwise in the graph, so a text naming thousands of
         // known names must not cost quadratic work (`tests/bounded_work.rs`).
         let mut seen: FxHashSet<&str> = FxHashSet::default();
-        let mut entities: Vec<Arc<str>> = mentions
+        let mut entities: Vec<Name> = mentions
             .iter()
             .filter(|m| seen.insert(&m.entity))
             .take(MAX_NAMES)
@@ -200,7 +201,7 @@ impl Extractor {
         };
         let key_of = |owner: &Mention, slot_idx: usize, noun: &str| {
             let key = Key {
-                entity: owner.entity.clone(),
+                entity: Arc::from(owner.entity.as_str()),
                 slot: SLOTS[slot_idx].name.into(),
                 qualifier: None,
             };
@@ -260,7 +261,7 @@ impl Extractor {
 }
 
 impl Extraction {
-    fn of_relation(found: Option<Relation>, entities: Vec<Arc<str>>) -> Extraction {
+    fn of_relation(found: Option<Relation>, entities: Vec<Name>) -> Extraction {
         let (keyed, open) = match found {
             Some(Relation::Table(k)) => (Some(k), None),
             Some(Relation::Open(o)) => (None, Some(o)),
@@ -287,7 +288,7 @@ fn speaker<'a>(
     mentions: &'a [Mention],
     starts: &[usize],
     normalized: &str,
-    participants: &'a [Arc<str>],
+    participants: &'a [Name],
 ) -> Option<&'a str> {
     let labelled = mentions.first().filter(|m| {
         m.start == 0

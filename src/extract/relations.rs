@@ -1457,7 +1457,6 @@ pub fn relation(slot: &str) -> Option<&'static RelationSpec> {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
 
     use super::*;
     use crate::extract::{Extractor, GazetteerWriter, KeyedBy};
@@ -1469,9 +1468,9 @@ mod tests {
         for p in participants {
             g.register(p, crate::extract::EntityKind::Person);
         }
-        let people: Vec<Arc<str>> = participants
+        let people: Vec<crate::names::Name> = participants
             .iter()
-            .map(|p| Arc::from(crate::fact::name_key(p)))
+            .map(|p| crate::names::Name::from(crate::fact::name_key(p)))
             .collect();
         let e = Extractor::default().extract(raw, &normalize(raw), g.view(), &people, |_| false);
         e.keyed.map(|k| {

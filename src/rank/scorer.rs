@@ -23,7 +23,7 @@ pub use super::maxscore::Scratch;
 pub use super::plan::{Cancel, Strategy};
 use super::{DenseMode, QueryTerm, Ranker, dense, normalized_query_terms};
 use crate::error::{Error, Result};
-use crate::fact::{FactBody, FactId, name_key};
+use crate::fact::{FactBody, FactId, Name, name_key};
 use crate::graph::{Edge, NodeId};
 use crate::index::IndexVersion;
 use crate::index::segment::{
@@ -464,7 +464,7 @@ fn body_bound(
 /// here; other nodes always count.
 fn strongest_from(
     activation: &[(NodeId, f32)],
-    seeds: &[(NodeId, Arc<str>)],
+    seeds: &[(NodeId, Name)],
     order: &[&str],
     field_weights: [f32; FIELDS],
     params: &crate::config::ScoreParams,
@@ -495,7 +495,7 @@ fn strongest_from(
 
 /// The activated nodes with their activation, and the seeds with their
 /// names.
-type Activation = (Vec<(NodeId, f32)>, Vec<(NodeId, Arc<str>)>);
+type Activation = (Vec<(NodeId, f32)>, Vec<(NodeId, Name)>);
 
 /// One hop of spreading activation from the request's seeds: entities named
 /// in the context (activation 1) and, if enabled, the participants (1).
@@ -510,12 +510,12 @@ fn activation(
 ) -> Activation {
     let params = &version.params;
     let graph = &version.graph;
-    let participants: Vec<Arc<str>> = participants
+    let participants: Vec<Name> = participants
         .iter()
-        .map(|p| Arc::from(name_key(p)))
+        .map(|p| Name::from(name_key(p)))
         .collect();
     let toks: Vec<&str> = text::tokens(norm).collect();
-    let mut named: Vec<(NodeId, Arc<str>)> = version
+    let mut named: Vec<(NodeId, Name)> = version
         .gazetteer
         .mentions(&toks, &participants)
         .into_iter()

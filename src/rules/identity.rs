@@ -24,11 +24,10 @@
 //! is 0) and `T_rec` the store's recency half-life.
 
 use std::borrow::Cow;
-use std::sync::Arc;
 
 use crate::config::ScoreParams;
 use crate::extract::gazetteer::is_name_token;
-use crate::fact::{FactBody, name_key};
+use crate::fact::{FactBody, Name, name_key};
 use crate::index::{Corpus, IndexVersion};
 use crate::text;
 use crate::time::{DAY_MS, WallTime};
@@ -49,7 +48,7 @@ const ENTITY_FIELD: usize = 1;
 #[derive(Clone, Debug, PartialEq)]
 pub struct Outcome {
     /// Canonical names pooled into this outcome (sorted).
-    pub names: Vec<Arc<str>>,
+    pub names: Vec<Name>,
     /// `ψ`.
     pub psi: f64,
     /// `π`.
@@ -78,7 +77,7 @@ impl Ambiguity {
 pub struct Resolution {
     /// Names the request mentions without ambiguity (full names, tokens of
     /// one alias group).
-    pub resolved: Vec<Arc<str>>,
+    pub resolved: Vec<Name>,
     /// Its ambiguous mentions.
     pub ambiguous: Vec<Ambiguity>,
 }
@@ -108,7 +107,7 @@ impl Resolution {
             if covered[i] || !is_name_token(tok) || out.ambiguous.iter().any(|a| a.token == *tok) {
                 continue;
             }
-            let candidates: Vec<Arc<str>> = gazetteer.with_token(tok).cloned().collect();
+            let candidates: Vec<Name> = gazetteer.with_token(tok).cloned().collect();
             let groups = alias_groups(&candidates);
             if groups.len() < 2 {
                 out.resolved.extend(groups.into_iter().flatten());
@@ -201,7 +200,7 @@ impl Resolution {
 /// two rivals ("alex" beside "alex rivera" and "alex chen") is itself
 /// ambiguous and names no outcome, so it is left out rather than allowed to
 /// merge the rivals.
-pub fn alias_groups(candidates: &[Arc<str>]) -> Vec<Vec<Arc<str>>> {
+pub fn alias_groups(candidates: &[Name]) -> Vec<Vec<Name>> {
     let sets: Vec<Vec<&str>> = candidates
         .iter()
         .map(|c| {
@@ -221,7 +220,7 @@ pub fn alias_groups(candidates: &[Arc<str>]) -> Vec<Vec<Arc<str>>> {
     let maximal: Vec<usize> = (0..candidates.len())
         .filter(|i| !(0..candidates.len()).any(|j| within(*i, j)))
         .collect();
-    let mut groups: Vec<Vec<Arc<str>>> = maximal
+    let mut groups: Vec<Vec<Name>> = maximal
         .iter()
         .map(|m| vec![candidates[*m].clone()])
         .collect();
@@ -247,7 +246,7 @@ pub fn softmax(x: &[f64], temperature: f64) -> Vec<f64> {
 }
 
 /// `Σ_{p ∈ P_t} Σ_{e ∈ g} w_pe / Σ_v w_pv` over the published neighbour lists.
-fn association(version: &IndexVersion, interlocutors: &[String], group: &[Arc<str>]) -> f64 {
+fn association(version: &IndexVersion, interlocutors: &[String], group: &[Name]) -> f64 {
     let graph = &version.graph;
     let targets: Vec<_> = group.iter().filter_map(|e| graph.node(e)).collect();
     interlocutors
@@ -297,7 +296,7 @@ mod tests {
     use super::*;
 
     fn groups(names: &[&str]) -> Vec<Vec<String>> {
-        let names: Vec<Arc<str>> = names.iter().map(|n| Arc::from(*n)).collect();
+        let names: Vec<Name> = names.iter().map(|n| Name::from(*n)).collect();
         alias_groups(&names)
             .into_iter()
             .map(|g| g.iter().map(ToString::to_string).collect())
