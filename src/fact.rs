@@ -949,6 +949,21 @@ mod tests {
         assert!(Key::new("...", "room").is_err());
     }
 
+    /// `value` writes the bytes `as_` writes, in JSON rows and MessagePack
+    /// checkpoints, and reads back from them as itself.
+    fn reads_and_writes_as<T, U>(value: &T, as_: &U)
+    where
+        T: Serialize + serde::de::DeserializeOwned + PartialEq + fmt::Debug,
+        U: Serialize,
+    {
+        let json = serde_json::to_string(value).unwrap();
+        assert_eq!(json, serde_json::to_string(as_).unwrap());
+        assert_eq!(&serde_json::from_str::<T>(&json).unwrap(), value);
+        let packed = rmp_serde::to_vec_named(value).unwrap();
+        assert_eq!(packed, rmp_serde::to_vec_named(as_).unwrap());
+        assert_eq!(&rmp_serde::from_slice::<T>(&packed).unwrap(), value);
+    }
+
     #[test]
     fn links_read_and_write_as_optional_ids() {
         for id in [
@@ -960,12 +975,7 @@ mod tests {
             let link = Link::from(id);
             assert_eq!(link.get(), id);
             assert_eq!(link.is_none(), id.is_none());
-            let json = serde_json::to_string(&link).unwrap();
-            assert_eq!(json, serde_json::to_string(&id).unwrap());
-            assert_eq!(serde_json::from_str::<Link>(&json).unwrap(), link);
-            let packed = rmp_serde::to_vec_named(&link).unwrap();
-            assert_eq!(packed, rmp_serde::to_vec_named(&id).unwrap());
-            assert_eq!(rmp_serde::from_slice::<Link>(&packed).unwrap(), link);
+            reads_and_writes_as(&link, &id);
         }
         let max = serde_json::to_string(&Some(FactId(u64::MAX))).unwrap();
         let refused = serde_json::from_str::<Link>(&max).unwrap_err();
@@ -1051,12 +1061,7 @@ mod tests {
                 usage != Usage::default(),
                 "boxed only when used"
             );
-            let json = serde_json::to_string(&served).unwrap();
-            assert_eq!(json, serde_json::to_string(&usage).unwrap());
-            assert_eq!(serde_json::from_str::<Served>(&json).unwrap(), served);
-            let packed = rmp_serde::to_vec_named(&served).unwrap();
-            assert_eq!(packed, rmp_serde::to_vec_named(&usage).unwrap());
-            assert_eq!(rmp_serde::from_slice::<Served>(&packed).unwrap(), served);
+            reads_and_writes_as(&served, &usage);
         }
         let mut served = Served::default();
         served.record(WallTime::from_secs(9), 14.0);
@@ -1092,15 +1097,7 @@ mod tests {
                 interval.close(seq, at);
             }
             assert_eq!(interval.to(), to);
-            let json = serde_json::to_string(&interval).unwrap();
-            assert_eq!(json, serde_json::to_string(&before).unwrap());
-            assert_eq!(serde_json::from_str::<Interval>(&json).unwrap(), interval);
-            let packed = rmp_serde::to_vec_named(&interval).unwrap();
-            assert_eq!(packed, rmp_serde::to_vec_named(&before).unwrap());
-            assert_eq!(
-                rmp_serde::from_slice::<Interval>(&packed).unwrap(),
-                interval
-            );
+            reads_and_writes_as(&interval, &before);
         }
         let max = r#"{"from":1,"from_time":0,"to":[18446744073709551615,5]}"#;
         let refused = serde_json::from_str::<Interval>(max).unwrap_err();
