@@ -13,10 +13,12 @@ use rustc_hash::FxBuildHasher;
 use crate::ids::FactId;
 use crate::text;
 
-/// Hash of normalized text, for the exact-duplicate short-circuit (MemStrata).
-/// Collisions are resolved by comparing the normalized texts.
-pub fn text_hash(normalized: &str) -> u64 {
-    FxBuildHasher.hash_one(normalized)
+/// Hash of normalized text, for the exact-duplicate short-circuit
+/// (MemStrata): the 32 bits of it the text-hash map keeps
+/// ([`super::id_lists::HashedIds`]). Collisions are resolved by comparing
+/// the normalized texts.
+pub fn text_hash(normalized: &str) -> u32 {
+    super::id_lists::fold(FxBuildHasher.hash_one(normalized))
 }
 
 /// Whether a normalized token carries a value by its shape: it has a digit
@@ -61,11 +63,12 @@ fn value_hashes(raw: &str, normalized: &str) -> Vec<u64> {
 /// 16 bytes more each (issue 24's heap table).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Signature {
-    /// Text hash, for the duplicate check.
-    pub text: u64,
+    /// Text hash ([`text_hash`]), for the duplicate check: 32 bits, so a
+    /// signature slot is 24 bytes.
+    pub text: u32,
+    values: u32,
     /// The value hashes (`..values`), then the content hashes.
     hashes: Box<[u64]>,
-    values: u32,
 }
 
 fn sorted(mut hashes: Vec<u64>) -> Vec<u64> {
@@ -214,6 +217,7 @@ mod tests {
         assert!(a.same_values(&b));
         assert!(!a.same_values(&c));
         assert_eq!(a.value_hash(), b.value_hash());
+        assert_eq!(size_of::<Option<Signature>>(), 24, "a signature slot");
     }
 
     #[test]

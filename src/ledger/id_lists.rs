@@ -259,9 +259,10 @@ impl<K: Hash + Eq, L: List> IdLists<K, L> {
 /// text-hash map, whose hits are compared by text, and the absorption
 /// buckets, whose hits are checked to name the entity and its values).
 ///
-/// Such a map needs no more of a key than a filter does, so it keeps 32
-/// bits of it ([`fold`]): two keys that agree there share a list, which
-/// costs a caller one more check, never a wrong answer. A key with a
+/// Such a map needs no more of a key than a filter does, so its keys are
+/// 32 bits of a hash ([`fold`]; the text hash of an admission signature is
+/// kept folded too): two keys that agree there share a list, which costs a
+/// caller one more check, never a wrong answer. A key with a
 /// single id below 2^32 is then one `u64` in `one` (`key << 32 | id`), 9
 /// bytes a bucket where `IdLists<u64>` takes 17; at 100,000 synthetic wide
 /// facts the two maps hold about four buckets a fact (issue 24).
@@ -320,18 +321,16 @@ impl Iterator for Ids<'_> {
 }
 
 impl HashedIds {
-    /// The ids listed under `hash` (folded), in the order pushed.
-    pub(super) fn get(&self, hash: u64) -> Ids<'_> {
-        let key = fold(hash);
+    /// The ids listed under `key`, in the order pushed.
+    pub(super) fn get(&self, key: u32) -> Ids<'_> {
         match self.one.find(spread(key), |&e| key_of(e) == key) {
             Some(&e) => Ids::One(Some(id_of(e))),
             None => Ids::Many(self.many.get(&key).map_or([].iter(), |ids| ids.iter())),
         }
     }
 
-    /// Appends `id` to the list of `hash` (folded).
-    pub(super) fn push(&mut self, hash: u64, id: FactId) {
-        let key = fold(hash);
+    /// Appends `id` to the list of `key`.
+    pub(super) fn push(&mut self, key: u32, id: FactId) {
         if let Some(list) = self.many.get_mut(&key) {
             list.push(id);
             return;
@@ -353,11 +352,9 @@ impl HashedIds {
         }
     }
 
-    /// Takes every occurrence of `id` off the list of `hash` (folded); a
-    /// list left empty goes, one left with a single small id moves back
-    /// inline.
-    pub(super) fn remove(&mut self, hash: u64, id: FactId) {
-        let key = fold(hash);
+    /// Takes every occurrence of `id` off the list of `key`; a list left
+    /// empty goes, one left with a single small id moves back inline.
+    pub(super) fn remove(&mut self, key: u32, id: FactId) {
         if let Ok(held) = self.one.find_entry(spread(key), |&e| key_of(e) == key) {
             if id_of(*held.get()) == id {
                 held.remove();
@@ -388,7 +385,7 @@ impl HashedIds {
         self.one.is_empty() && self.many.is_empty()
     }
 
-    /// Every folded key with its list, in no particular order.
+    /// Every key with its list, in no particular order.
     pub(super) fn iter(&self) -> impl Iterator<Item = (u32, Ids<'_>)> {
         let one = self
             .one
@@ -487,7 +484,11 @@ mod tests {
         assert_eq!(lists.is_empty(), model.is_empty());
         for &h in hashes {
             let expected = model.get(&fold(h)).map_or(&[][..], Vec::as_slice);
-            assert_eq!(lists.get(h).collect::<Vec<_>>(), expected, "hash {h:#x}");
+            assert_eq!(
+                lists.get(fold(h)).collect::<Vec<_>>(),
+                expected,
+                "hash {h:#x}"
+            );
         }
         for list in lists.many.values() {
             assert!(list.len() >= 2 || list[0].0 > u64::from(u32::MAX));
@@ -523,10 +524,10 @@ mod tests {
             for (push, h, id) in ops {
                 let (hash, id) = (hashes[h], FactId(ids[id]));
                 if push {
-                    lists.push(hash, id);
+                    lists.push(fold(hash), id);
                     model.entry(fold(hash)).or_default().push(id);
                 } else {
-                    lists.remove(hash, id);
+                    lists.remove(fold(hash), id);
                     if let Some(list) = model.get_mut(&fold(hash)) {
                         list.retain(|x| *x != id);
                         if list.is_empty() {

@@ -1252,10 +1252,10 @@ fn writable(facts: &mut [Option<Arc<Fact>>], id: FactId) -> Option<&mut Fact> {
         .map(Arc::make_mut)
 }
 
-/// The absorption bucket of an entity and a value-token hash: one hash
-/// rather than the pair, so an entry costs 32 bytes instead of 48 and no
-/// reference count on the name.
-fn absorb_bucket(entity: &str, value_hash: u64) -> u64 {
+/// The absorption bucket of an entity and a value-token hash: 32 bits of
+/// one hash of the pair ([`id_lists::HashedIds`]), so an entry holds no
+/// name; a candidate is checked to name the entity.
+fn absorb_bucket(entity: &str, value_hash: u64) -> u32 {
     use std::hash::BuildHasher;
-    rustc_hash::FxBuildHasher.hash_one((entity, value_hash))
+    id_lists::fold(rustc_hash::FxBuildHasher.hash_one((entity, value_hash)))
 }

@@ -6,7 +6,6 @@ use std::collections::HashSet;
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
-use super::id_lists::fold;
 use super::{Ledger, admission, names_of};
 use crate::config::ChainOrder;
 use crate::error::{Error, Result};
@@ -225,7 +224,7 @@ impl Ledger {
                         return Err(format!("{} has no or a stale admission signature", f.id()));
                     };
                     expected_hash
-                        .entry(fold(signature.text))
+                        .entry(signature.text)
                         .or_default()
                         .insert(f.id());
                 }
