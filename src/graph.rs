@@ -121,7 +121,7 @@ impl FromIterator<Edge> for EdgeMap {
 /// The read side: published with every index version, cloned in O(1).
 #[derive(Clone, Debug, Default)]
 pub struct Graph {
-    ids: PMap<Arc<str>, NodeId>,
+    ids: PMap<Name, NodeId>,
     /// Each node's published list, by node id (`None`: no edges).
     neighbours: imbl::Vector<Option<List>>,
 }
@@ -232,13 +232,13 @@ impl GraphWriter {
     }
 
     /// The node of a name, created if new.
-    pub fn intern(&mut self, name: &str) -> NodeId {
+    pub fn intern(&mut self, name: &Name) -> NodeId {
         if let Some(id) = self.published.ids.get(name) {
             return *id;
         }
         let id = self.next;
         self.next += 1;
-        self.published.ids.insert(Arc::from(name), id);
+        self.published.ids.insert(name.clone(), id);
         id
     }
 
@@ -276,7 +276,7 @@ impl GraphWriter {
                 }
                 self.hubs.remove(a);
                 self.changed.insert(*a, Vec::new());
-                self.published.ids.remove(name.as_str());
+                self.published.ids.remove(name);
             }
         }
         for (i, (a, an)) in nodes.iter().enumerate() {
@@ -433,7 +433,10 @@ mod tests {
             neighbours_per_node: 2,
             ..GraphParams::default()
         });
-        let names: Vec<Arc<str>> = ["a", "b", "c", "d"].iter().map(|n| Arc::from(*n)).collect();
+        let names: Vec<Name> = ["a", "b", "c", "d"]
+            .iter()
+            .map(|n| Name::from(*n))
+            .collect();
         let ids: Vec<NodeId> = names.iter().map(|n| g.intern(n)).collect();
         g.strengthen(&[ids[0], ids[1]], 1.0);
         g.strengthen(&[ids[0], ids[2]], 3.0);
@@ -467,7 +470,7 @@ mod tests {
                 edge_threshold: threshold,
                 ..GraphParams::default()
             });
-            let names: Vec<Arc<str>> = (0..12).map(|i| Arc::from(format!("n{i}"))).collect();
+            let names: Vec<Name> = (0..12).map(|i| Name::from(format!("n{i}"))).collect();
             let ids: Vec<NodeId> = names.iter().map(|n| g.intern(n)).collect();
             let mut model: std::collections::BTreeMap<(NodeId, NodeId), f64> = Default::default();
             for (step, (a, b, w, op)) in steps.into_iter().enumerate() {
@@ -476,7 +479,7 @@ mod tests {
                 let w = f64::from(w);
                 match op {
                     0 => {
-                        let (na, nb) = (Name::from(&*names[a as usize]), Name::from(&*names[b as usize]));
+                        let (na, nb) = (names[a as usize].clone(), names[b as usize].clone());
                         g.recompute(&[(ia, na), (ib, nb)], |_| true, |_, _| w);
                         if ia != ib {
                             model.insert(pair, w);
