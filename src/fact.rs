@@ -597,7 +597,7 @@ impl Interval {
             from,
             from_time,
             to: OPEN,
-            to_time: WallTime::from_millis(0),
+            to_time: WallTime::EPOCH,
         }
     }
 

@@ -425,7 +425,8 @@ pub struct Segment {
     use_lin: Vec<f64>,
     terms: Terms,
     /// Where each term's postings start in `postings`, and one more entry
-    /// for the end of the last: term `t`'s are `starts[t]..starts[t + 1]`.
+    /// for the end of the last: term `t`'s are
+    /// `posting_starts[t]..posting_starts[t + 1]`.
     posting_starts: Vec<u32>,
     presence: Presence,
     /// Per term, the largest frequency in each field (upper bounds for pruning).

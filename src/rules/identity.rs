@@ -182,11 +182,7 @@ impl Resolution {
     /// ambiguous mention the fact names a winning outcome or none of the
     /// candidates.
     pub fn keeps(&self, body: &FactBody) -> bool {
-        let names = |o: &Outcome| {
-            o.names
-                .iter()
-                .any(|n| body.entities().iter().any(|e| **e == **n))
-        };
+        let names = |o: &Outcome| o.names.iter().any(|n| body.entities().contains(n));
         self.ambiguous
             .iter()
             .all(|a| a.winners().any(names) || !a.outcomes.iter().any(names))
