@@ -30,7 +30,7 @@
 //! Built by [`Segment::build`]; checked by the unit tests below and by
 //! `tests/index.rs`, which compares every layout of segments with one segment.
 
-use std::borrow::Cow;
+use std::cell::RefCell;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -141,33 +141,74 @@ pub fn for_each_term(
     params: &ScoreParams,
     mut f: impl FnMut(&str, [u8; FIELDS]),
 ) -> [u16; FIELDS] {
-    let norm = text::normalize(&body.text);
-    let participants: Vec<String> = body.participants().iter().map(|p| name_key(p)).collect();
-    let form = |t| params.index_form(t);
-    let mut toks: Vec<(Cow<str>, usize)> =
-        text::content_tokens(&norm).map(|t| (form(t), 0)).collect();
-    for e in body.entities().iter() {
-        toks.extend(text::tokens(e).map(|t| (form(t), 1)));
+    thread_local! {
+        static SCRATCH: RefCell<TermScratch> = RefCell::default();
     }
-    for p in &participants {
-        toks.extend(text::tokens(p).map(|t| (form(t), 2)));
-    }
-    let mut lens = [0u16; FIELDS];
-    for &(_, field) in &toks {
-        lens[field] = lens[field].saturating_add(1);
-    }
-    toks.sort_unstable();
-    let mut i = 0;
-    while i < toks.len() {
-        let term = &toks[i].0;
-        let mut tf = [0u8; FIELDS];
-        while i < toks.len() && toks[i].0 == *term {
-            tf[toks[i].1] = tf[toks[i].1].saturating_add(1);
-            i += 1;
+    SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
+        Ok(mut scratch) => scratch.for_each_term(body, params, &mut f),
+        // Only a callback that itself lists a fact's terms gets here.
+        Err(_) => TermScratch::default().for_each_term(body, params, &mut f),
+    })
+}
+
+/// [`for_each_term`]'s buffers, kept per thread: it runs on every fact a
+/// commit indexes, and a fresh token list with an allocated string per
+/// stemmed word each time was a twentieth of a bulk build (issue 24).
+#[derive(Debug, Default)]
+struct TermScratch {
+    /// The index forms of the fact's tokens, end to end.
+    forms: String,
+    /// Each token's form as a range of `forms`, with its field.
+    tokens: Vec<(u32, u32, u8)>,
+}
+
+impl TermScratch {
+    fn for_each_term(
+        &mut self,
+        body: &FactBody,
+        params: &ScoreParams,
+        f: &mut impl FnMut(&str, [u8; FIELDS]),
+    ) -> [u16; FIELDS] {
+        self.forms.clear();
+        self.tokens.clear();
+        let norm = text::normalize(&body.text);
+        self.push(text::content_tokens(&norm), 0, params);
+        for e in body.entities().iter() {
+            self.push(text::tokens(e), 1, params);
         }
-        f(term, tf);
+        for p in body.participants().iter() {
+            self.push(text::tokens(&name_key(p)), 2, params);
+        }
+        let mut lens = [0u16; FIELDS];
+        for &(_, _, field) in &self.tokens {
+            lens[usize::from(field)] = lens[usize::from(field)].saturating_add(1);
+        }
+        let forms = self.forms.as_str();
+        let form = |&(start, end, _): &(u32, u32, u8)| &forms[start as usize..end as usize];
+        self.tokens
+            .sort_unstable_by(|a, b| form(a).cmp(form(b)).then(a.2.cmp(&b.2)));
+        let mut i = 0;
+        while i < self.tokens.len() {
+            let term = form(&self.tokens[i]);
+            let mut tf = [0u8; FIELDS];
+            while i < self.tokens.len() && form(&self.tokens[i]) == term {
+                let field = usize::from(self.tokens[i].2);
+                tf[field] = tf[field].saturating_add(1);
+                i += 1;
+            }
+            f(term, tf);
+        }
+        lens
     }
-    lens
+
+    /// Appends the index forms of `tokens`, all in `field`.
+    fn push<'a>(&mut self, tokens: impl Iterator<Item = &'a str>, field: u8, params: &ScoreParams) {
+        for token in tokens {
+            let start = self.forms.len() as u32;
+            text::push_index_form(token, params.stem, &mut self.forms);
+            self.tokens.push((start, self.forms.len() as u32, field));
+        }
+    }
 }
 
 /// The field-presence pattern of a posting, in `1..=7`.
