@@ -64,12 +64,15 @@ pub struct Gazetteer {
 }
 
 /// Why a name is known (writer side only).
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 struct Refs {
     /// Retained facts that mention the name.
     facts: u32,
     /// Registered explicitly.
     registered: bool,
+    /// The name's kind in the read side (kept equal to it), so teaching a
+    /// known name that would not change it reads this map alone.
+    kind: EntityKind,
 }
 
 /// The gazetteer's write side: reference counts stay in a plain map, so
@@ -90,16 +93,42 @@ impl GazetteerWriter {
     /// Registers a name explicitly; it stays until [`GazetteerWriter::remove`].
     /// Returns the canonical name (empty names are ignored and return `None`).
     pub fn register(&mut self, name: &str, kind: EntityKind) -> Option<Name> {
-        let canon = self.view.teach(name, kind, true)?;
-        self.refs.entry(canon.clone()).or_default().registered = true;
+        let canon = self.teach(name, kind, true)?;
+        // Infallible: `teach` has just listed it.
+        self.refs.get_mut(&canon).expect("taught").registered = true;
         Some(canon)
     }
 
     /// Records one more retained fact that mentions `name` (already canonical).
     pub fn learn(&mut self, name: &str, kind: EntityKind) {
-        if let Some(canon) = self.view.teach(name, kind, false) {
-            self.refs.entry(canon).or_default().facts += 1;
+        // Every new fact teaches its names: a name the store knows, whose
+        // kind this would not refine, is one lookup here and none in the
+        // persistent read side.
+        if let Some(refs) = self.refs.get_mut(name)
+            && (kind == EntityKind::Other || refs.kind != EntityKind::Other)
+        {
+            refs.facts += 1;
+            return;
         }
+        if let Some(canon) = self.teach(name, kind, false) {
+            // Infallible: `teach` has just listed it.
+            self.refs.get_mut(&canon).expect("taught").facts += 1;
+        }
+    }
+
+    /// Teaches the read side `name`, and lists it here with its kind there.
+    fn teach(&mut self, name: &str, kind: EntityKind, explicit: bool) -> Option<Name> {
+        let canon = self.view.teach(name, kind, explicit)?;
+        let kind = self.view.kind(&canon).unwrap_or(kind);
+        self.refs
+            .entry(canon.clone())
+            .and_modify(|r| r.kind = kind)
+            .or_insert(Refs {
+                facts: 0,
+                registered: false,
+                kind,
+            });
+        Some(canon)
     }
 
     /// Records that one fact mentioning `name` is gone; drops the name when
@@ -411,5 +440,39 @@ mod tests {
         g.learn("halcyon", EntityKind::Other);
         assert_eq!(g.view().kind("halcyon"), Some(EntityKind::Project));
         assert_eq!(before.len(), g.view().len());
+    }
+
+    #[test]
+    fn a_known_name_is_refined_once_and_counted_every_time() {
+        let mut g = GazetteerWriter::default();
+        g.learn("Sam Lee", EntityKind::Other);
+        g.learn("sam lee", EntityKind::Other);
+        assert_eq!(g.view().kind("sam lee"), Some(EntityKind::Other));
+        // A participant's kind refines an unknown one; later facts that
+        // only mention the name keep it.
+        g.learn("sam lee", EntityKind::Person);
+        g.learn("sam lee", EntityKind::Other);
+        assert_eq!(g.view().kind("sam lee"), Some(EntityKind::Person));
+        // An explicit registration replaces it, and the fast path reads
+        // the replaced kind: a later participant does not undo it.
+        g.register("Sam Lee", EntityKind::Project);
+        g.learn("sam lee", EntityKind::Person);
+        assert_eq!(g.view().kind("sam lee"), Some(EntityKind::Project));
+        for _ in 0..5 {
+            g.unlearn("sam lee");
+        }
+        assert_eq!(g.view().kind("sam lee"), Some(EntityKind::Project));
+        g.remove("sam lee");
+        g.learn("sam lee", EntityKind::Other);
+        g.learn("sam lee", EntityKind::Person);
+        assert_eq!(g.view().kind("sam lee"), Some(EntityKind::Person));
+        g.unlearn("sam lee");
+        assert_eq!(g.view().kind("sam lee"), Some(EntityKind::Person));
+        // Registered as unknown, it is refined again by the next participant.
+        g.register("sam lee", EntityKind::Other);
+        g.learn("sam lee", EntityKind::Person);
+        assert_eq!(g.view().kind("sam lee"), Some(EntityKind::Person));
+        g.remove("sam lee");
+        assert!(g.view().kind("sam lee").is_none());
     }
 }
