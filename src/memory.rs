@@ -610,9 +610,16 @@ impl Memory {
                 .extract(&o.text, &normalized, gazetteer, &participant_keys, |k| {
                     self.ledger.active_for_key(k).is_some()
                 });
-        // The extracted entities are the gazetteer's own shared names.
+        // The extracted entities are the gazetteer's own shared names; a
+        // given one the text also names is taken from them, without a
+        // lookup in the store's whole set.
         let mut entities = extraction.entities;
-        entities.extend(o.entities.iter().map(|e| self.names.get(&name_key(e))));
+        for e in &o.entities {
+            let e = name_key(e);
+            if !entities.iter().any(|n| **n == *e) {
+                entities.push(self.names.get(&e));
+            }
+        }
         let targeted = match o.target {
             Some(t) => self
                 .ledger
