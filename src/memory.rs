@@ -544,16 +544,13 @@ impl Memory {
         // Teach the gazetteer the batch's names first, so a message can be
         // keyed on a participant it introduces. Done on a copy: nothing is
         // changed until the commit.
-        let gazetteer = self
-            .gazetteer
-            .view()
-            .with_names(observations.iter().flat_map(|o| {
-                let people = o
-                    .participants
-                    .iter()
-                    .map(|p| (p.as_str(), EntityKind::Person));
-                people.chain(o.entities.iter().map(|e| (e.as_str(), EntityKind::Other)))
-            }));
+        let gazetteer = self.gazetteer.with_names(observations.iter().flat_map(|o| {
+            let people = o
+                .participants
+                .iter()
+                .map(|p| (p.as_str(), EntityKind::Person));
+            people.chain(o.entities.iter().map(|e| (e.as_str(), EntityKind::Other)))
+        }));
         let mut drafts = Vec::with_capacity(observations.len());
         let mut found = Vec::with_capacity(observations.len());
         // Keys the batch's open statements opened: a later statement of the

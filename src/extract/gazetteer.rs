@@ -75,6 +75,14 @@ struct Refs {
     kind: EntityKind,
 }
 
+impl Refs {
+    /// Whether teaching the name as `kind` (not explicitly) changes its
+    /// kind: only an unknown kind is refined.
+    fn refined_by(&self, kind: EntityKind) -> bool {
+        self.kind == EntityKind::Other && kind != EntityKind::Other
+    }
+}
+
 /// The gazetteer's write side: reference counts stay in a plain map, so
 /// teaching a name the store already knows never touches the persistent
 /// read side.
@@ -105,7 +113,7 @@ impl GazetteerWriter {
         // kind this would not refine, is one lookup here and none in the
         // persistent read side.
         if let Some(refs) = self.refs.get_mut(name)
-            && (kind == EntityKind::Other || refs.kind != EntityKind::Other)
+            && !refs.refined_by(kind)
         {
             refs.facts += 1;
             return;
@@ -114,6 +122,23 @@ impl GazetteerWriter {
             // Infallible: `teach` has just listed it.
             self.refs.get_mut(&canon).expect("taught").facts += 1;
         }
+    }
+
+    /// A copy of the read side that also knows `names` (for extracting a
+    /// batch whose observations introduce names). Names the store knows
+    /// with a kind they would not refine — nearly all, after the first
+    /// batches — are passed over with one lookup here.
+    pub fn with_names<'a>(
+        &self,
+        names: impl IntoIterator<Item = (&'a str, EntityKind)>,
+    ) -> Gazetteer {
+        let mut g = self.view.clone();
+        for (name, kind) in names {
+            if self.refs.get(name).is_none_or(|r| r.refined_by(kind)) {
+                g.teach(name, kind, false);
+            }
+        }
+        g
     }
 
     /// Teaches the read side `name`, and lists it here with its kind there.
@@ -150,19 +175,6 @@ impl GazetteerWriter {
 }
 
 impl Gazetteer {
-    /// A copy that also knows `names` (for extracting a batch whose
-    /// observations introduce names).
-    pub fn with_names<'a>(
-        &self,
-        names: impl IntoIterator<Item = (&'a str, EntityKind)>,
-    ) -> Gazetteer {
-        let mut g = self.clone();
-        for (name, kind) in names {
-            g.teach(name, kind, false);
-        }
-        g
-    }
-
     /// Makes `name` known with `kind` (an explicit `kind` replaces the old
     /// one; otherwise only an unknown `Other` is refined). Touches the
     /// persistent maps only when something changes. Returns the canonical name.
@@ -440,6 +452,23 @@ mod tests {
         g.learn("halcyon", EntityKind::Other);
         assert_eq!(g.view().kind("halcyon"), Some(EntityKind::Project));
         assert_eq!(before.len(), g.view().len());
+    }
+
+    #[test]
+    fn a_batch_preview_knows_new_names_and_refinements_and_changes_nothing() {
+        let mut g = GazetteerWriter::default();
+        g.learn("sam lee", EntityKind::Other);
+        g.learn("halcyon", EntityKind::Project);
+        let preview = g.with_names([
+            ("Sam Lee", EntityKind::Person),
+            ("halcyon", EntityKind::Other),
+            ("Ana Ruiz", EntityKind::Person),
+        ]);
+        assert_eq!(preview.kind("sam lee"), Some(EntityKind::Person));
+        assert_eq!(preview.kind("halcyon"), Some(EntityKind::Project));
+        assert_eq!(preview.kind("ana ruiz"), Some(EntityKind::Person));
+        assert_eq!(g.view().kind("sam lee"), Some(EntityKind::Other));
+        assert!(g.view().kind("ana ruiz").is_none());
     }
 
     #[test]
