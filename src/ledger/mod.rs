@@ -1238,7 +1238,15 @@ fn signature_of(body: &FactBody) -> Signature {
 /// The canonical names a fact mentions: its entities and its participants.
 pub fn names_of(body: &FactBody) -> Vec<Name> {
     let mut names: Vec<Name> = body.entities().to_vec();
-    names.extend(body.participants().iter().map(|p| Name::from(name_key(p))));
+    // A participant named in canonical form already is its own key.
+    names.extend(body.participants().iter().map(|p| {
+        let key = name_key(p);
+        if key == **p {
+            p.clone()
+        } else {
+            Name::from(key)
+        }
+    }));
     names.sort();
     names.dedup();
     names
