@@ -31,6 +31,14 @@ use crate::time::WallTime;
 
 pub use crate::ids::{FactId, Seq};
 
+/// Whether `name` has a canonical form ([`name_key`] is not empty), without
+/// making it when the name holds an ASCII letter or digit: normalization
+/// keeps those, and the tokenizer makes a token of any run of them
+/// (`tests::a_name_has_a_key_exactly_when_its_key_is_not_empty`).
+pub fn has_name_key(name: &str) -> bool {
+    name.bytes().any(|b| b.is_ascii_alphanumeric()) || !name_key(name).is_empty()
+}
+
 /// The canonical form of a name (entity or participant) used for matching:
 /// normalized tokens joined by single spaces (`"Alex  Rivera"` → `"alex rivera"`).
 ///
@@ -1156,6 +1164,13 @@ mod tests {
             }
             name.push_str(gaps.last().map_or("", String::as_str));
             proptest::prop_assert_eq!(name_key(&name), name_key_general(&name));
+        }
+
+        #[test]
+        fn a_name_has_a_key_exactly_when_its_key_is_not_empty(
+            name in "[ a-zA-Z0-9.,:'_/\\-]{0,8}|\\PC{0,6}|[ '.,\u{2019}]{0,4}[a-z0-9]?[ '.,]{0,4}",
+        ) {
+            proptest::prop_assert_eq!(has_name_key(&name), !name_key(&name).is_empty());
         }
 
         /// What conversation context rests on: facts said beside each

@@ -20,7 +20,7 @@ use crate::extract::{
     EntityKind, Extractor, Gazetteer, GazetteerWriter, KeyedBy, KeyedValue, cues, gate, relations,
     slots,
 };
-use crate::fact::{Fact, FactBody, FactId, Key, Kind, Op, Seq, name_key};
+use crate::fact::{Fact, FactBody, FactId, Key, Kind, Op, Seq, has_name_key, name_key};
 use crate::graph::{GraphWriter, NodeId, contribution};
 use crate::index::{CorpusWriter, DocInput, IndexInputs, IndexVersion, Timeline};
 use crate::ledger::{AsOf, Change, Commit, Draft, Ledger, Outcome, names_of};
@@ -156,19 +156,19 @@ impl Observation {
         check_names("participant", &self.participants, MAX_NAMES)?;
         check_names("entity", &self.entities, MAX_NAMES)?;
         for p in &self.participants {
-            if name_key(p).is_empty() {
+            if !has_name_key(p) {
                 return Err(Error::EmptyName {
                     field: "participant",
                 });
             }
         }
         for e in &self.entities {
-            if name_key(e).is_empty() {
+            if !has_name_key(e) {
                 return Err(Error::EmptyName { field: "entity" });
             }
         }
         if let Some(key) = &self.key {
-            if key.entity.trim().is_empty() || name_key(&key.entity).is_empty() {
+            if key.entity.trim().is_empty() || !has_name_key(&key.entity) {
                 return Err(Error::EmptyName {
                     field: "key entity",
                 });
