@@ -3,7 +3,7 @@
 //! atomicity, erasure inside a chain with alternatives and tombstones, and
 //! as-of views of each status.
 
-use pfm::config::{Config, MergeMode};
+use pfm::config::{ChainOrder, Config, MergeMode};
 use pfm::fact::{Op, Status};
 use pfm::{AsOf, Error, FactId, Forget, Key, Memory, Observation, Outcome, Request};
 
@@ -382,6 +382,43 @@ fn erasure_inside_a_chain_never_reinstates_an_erased_or_displaced_value() {
         Some("$10k"),
         "no erased value in between"
     );
+}
+
+#[test]
+fn erasure_under_event_time_keeps_the_value_stated_after_an_erased_reject() {
+    let mut m = Memory::new(Config {
+        merge: MergeMode::Inline,
+        ordering: ChainOrder::EventTime,
+        ..Config::default()
+    })
+    .unwrap();
+    let said = |v: &str, by: &str, d: i64| {
+        Observation::new(format!("The Halcyon budget cap is {v}."), day(d))
+            .with_participants([by])
+            .with_key(budget(), Some(v))
+    };
+    m.observe(said("$10k", "Ann Lee", 69)).unwrap();
+    m.observe(said("$20k", "Bo Chan", 69)).unwrap();
+    // Bo rejects his value, stating the replacement as of day 0; Ann then
+    // states another value as of day 0, above the reject.
+    let mut reject = said("$25k", "Bo Chan", 0);
+    reject.op = Op::Reject;
+    m.observe(reject).unwrap();
+    m.observe(said("$30k", "Ann Lee", 0)).unwrap();
+    assert_eq!(head(&m).as_deref(), Some("$30k"));
+    // Bo's versions go. $10k was stated later than $30k, but Bo's $20k had
+    // displaced it: an erasure reinstates nothing an erased version
+    // displaced, so $30k stays the head (`tests/prop_ledger.rs` promises
+    // event-time order above such a cut only).
+    m.forget(&Forget::Entity("Bo Chan".into()), day(70))
+        .unwrap();
+    m.ledger().verify().unwrap();
+    assert_eq!(head(&m).as_deref(), Some("$30k"));
+    let head_fact = m.ledger().active_for_key(&budget()).unwrap();
+    assert!(head_fact.state.rollback_stop);
+    // Retracting it reinstates nothing across the cut.
+    m.observe(patch(Op::Revoke, None, 71)).unwrap();
+    assert_eq!(head(&m), None);
 }
 
 #[test]
