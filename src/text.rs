@@ -242,31 +242,46 @@ pub fn index_form(token: &str, stem: bool) -> std::borrow::Cow<'_, str> {
     static STEMMER: std::sync::LazyLock<rust_stemmers::Stemmer> = std::sync::LazyLock::new(|| {
         rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English)
     });
-    if stem && token.bytes().all(|b| b.is_ascii_lowercase()) {
+    if is_stemmed(token, stem) {
         STEMMER.stem(token)
     } else {
         std::borrow::Cow::Borrowed(token)
     }
 }
 
+/// Whether [`index_form`] stems `token`: a plain lowercase ASCII word.
+fn is_stemmed(token: &str, stem: bool) -> bool {
+    stem && token.bytes().all(|b| b.is_ascii_lowercase())
+}
+
 /// How many words a thread's stem cache ([`push_index_form`]) holds before
-/// it starts over: a few hundred KiB, enough for a store's common words.
+/// it starts over: enough for a store's common words.
 const STEM_CACHE: usize = 4096;
+
+/// The longest word the stem cache keeps (bytes), so that it holds at most
+/// a few hundred KiB whatever the texts: a longer word is stemmed each
+/// time (hostile input can make words of up to a text's length).
+const STEM_CACHE_WORD: usize = 32;
 
 /// Appends [`index_form`]`(token, stem)` to `out`, with the stems of a
 /// thread's recent words cached: the write path forms every word of every
 /// indexed fact, and the Snowball stemmer (which allocates each stem it
 /// changes) was 3% of a bulk build (issue 24), while a store's words
 /// repeat. The cache starts over when full, so it never holds more than
-/// [`STEM_CACHE`] words; `tests::cached_forms_are_the_index_forms` checks
-/// it against [`index_form`].
+/// [`STEM_CACHE`] words of at most [`STEM_CACHE_WORD`] bytes;
+/// `tests::cached_forms_are_the_index_forms` checks it against
+/// [`index_form`].
 pub fn push_index_form(token: &str, stem: bool, out: &mut String) {
     thread_local! {
         static STEMS: std::cell::RefCell<rustc_hash::FxHashMap<Box<str>, Box<str>>> =
             std::cell::RefCell::default();
     }
-    if !(stem && token.bytes().all(|b| b.is_ascii_lowercase())) {
+    if !is_stemmed(token, stem) {
         out.push_str(token);
+        return;
+    }
+    if token.len() > STEM_CACHE_WORD {
+        out.push_str(&index_form(token, stem));
         return;
     }
     STEMS.with_borrow_mut(|stems| {
@@ -527,7 +542,10 @@ mod tests {
                 }
             }
         }
+        // Words too long for the cache, stemmed each time.
+        words.extend((0..40).map(|n| format!("{}ations", "re".repeat(n))));
         assert!(words.len() > STEM_CACHE);
+        assert!(words.iter().any(|w| w.len() > STEM_CACHE_WORD));
         for stem in [true, false] {
             for round in 0..2 {
                 for word in &words {
