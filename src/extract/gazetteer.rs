@@ -13,6 +13,9 @@
 //!    otherwise be an entry and a list per name, ~200 bytes each).
 //! 3. A name lives while it is registered or mentioned by a retained fact;
 //!    erasing the last fact that taught it drops it.
+//! 4. The writer's reference counts list exactly the read side's names,
+//!    each with the kind the read side gives it (so a known name is taught
+//!    with one lookup in the counts; `tests::a_known_name_is_refined_once_and_counted_every_time`).
 
 use std::sync::Arc;
 

@@ -15,7 +15,7 @@ use crate::text;
 
 /// Hash of normalized text, for the exact-duplicate short-circuit
 /// (MemStrata): the 32 bits of it the text-hash map keeps
-/// ([`super::id_lists::HashedIds`]). Collisions are resolved by comparing
+/// (`id_lists::HashedIds`). Collisions are resolved by comparing
 /// the normalized texts.
 pub fn text_hash(normalized: &str) -> u32 {
     super::id_lists::fold(FxBuildHasher.hash_one(normalized))
