@@ -34,6 +34,13 @@ fn patch(op: Op, value: Option<&str>, d: i64) -> Observation {
     o
 }
 
+/// `by` states the budget cap `v` on day `d`.
+fn cap_said(v: &str, by: &str, d: i64) -> Observation {
+    Observation::new(format!("The Halcyon budget cap is {v}."), day(d))
+        .with_participants([by])
+        .with_key(budget(), Some(v))
+}
+
 fn head(m: &Memory) -> Option<String> {
     m.ledger()
         .active_for_key(&budget())
@@ -337,15 +344,10 @@ fn a_batch_applies_every_operation_or_none() {
 #[test]
 fn erasure_inside_a_chain_never_reinstates_an_erased_or_displaced_value() {
     let mut m = store();
-    let said = |v: &str, by: &str, d: i64| {
-        Observation::new(format!("The Halcyon budget cap is {v}."), day(d))
-            .with_participants([by])
-            .with_key(budget(), Some(v))
-    };
-    m.observe(said("$10k", "Ann Lee", 1)).unwrap();
-    m.observe(said("$20k", "Bo Chan", 2)).unwrap();
-    m.observe(said("$30k", "Ann Lee", 3)).unwrap();
-    let mut contest = said("$35k", "Bo Chan", 4);
+    m.observe(cap_said("$10k", "Ann Lee", 1)).unwrap();
+    m.observe(cap_said("$20k", "Bo Chan", 2)).unwrap();
+    m.observe(cap_said("$30k", "Ann Lee", 3)).unwrap();
+    let mut contest = cap_said("$35k", "Bo Chan", 4);
     contest.op = Op::Contest;
     m.observe(contest).unwrap();
     // Bo's versions go: the $20k in the middle of the chain and the
@@ -366,8 +368,8 @@ fn erasure_inside_a_chain_never_reinstates_an_erased_or_displaced_value() {
     // Erasing a retracted version's tombstone, or a retracted version with
     // its tombstone, keeps the chain whole.
     let mut m = store();
-    m.observe(said("$10k", "Ann Lee", 1)).unwrap();
-    m.observe(said("$20k", "Bo Chan", 2)).unwrap();
+    m.observe(cap_said("$10k", "Ann Lee", 1)).unwrap();
+    m.observe(cap_said("$20k", "Bo Chan", 2)).unwrap();
     let mut revoke = patch(Op::Revoke, None, 3);
     revoke.participants = vec!["Bo Chan".into()];
     m.observe(revoke).unwrap();
@@ -375,7 +377,7 @@ fn erasure_inside_a_chain_never_reinstates_an_erased_or_displaced_value() {
     m.forget(&Forget::Entity("Bo Chan".into()), day(4)).unwrap();
     assert_eq!(m.ledger().len(), 1);
     m.ledger().verify().unwrap();
-    m.observe(said("$40k", "Ann Lee", 5)).unwrap();
+    m.observe(cap_said("$40k", "Ann Lee", 5)).unwrap();
     m.observe(patch(Op::Revoke, None, 6)).unwrap();
     assert_eq!(
         head(&m).as_deref(),
@@ -392,19 +394,14 @@ fn erasure_under_event_time_keeps_the_value_stated_after_an_erased_reject() {
         ..Config::default()
     })
     .unwrap();
-    let said = |v: &str, by: &str, d: i64| {
-        Observation::new(format!("The Halcyon budget cap is {v}."), day(d))
-            .with_participants([by])
-            .with_key(budget(), Some(v))
-    };
-    m.observe(said("$10k", "Ann Lee", 69)).unwrap();
-    m.observe(said("$20k", "Bo Chan", 69)).unwrap();
+    m.observe(cap_said("$10k", "Ann Lee", 69)).unwrap();
+    m.observe(cap_said("$20k", "Bo Chan", 69)).unwrap();
     // Bo rejects his value, stating the replacement as of day 0; Ann then
     // states another value as of day 0, above the reject.
-    let mut reject = said("$25k", "Bo Chan", 0);
+    let mut reject = cap_said("$25k", "Bo Chan", 0);
     reject.op = Op::Reject;
     m.observe(reject).unwrap();
-    m.observe(said("$30k", "Ann Lee", 0)).unwrap();
+    m.observe(cap_said("$30k", "Ann Lee", 0)).unwrap();
     assert_eq!(head(&m).as_deref(), Some("$30k"));
     // Bo's versions go. $10k was stated later than $30k, but Bo's $20k had
     // displaced it: an erasure reinstates nothing an erased version
