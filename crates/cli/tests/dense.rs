@@ -34,10 +34,11 @@ fn ask(c: &Client, ranker: &str) -> (u16, serde_json::Value) {
 
 #[test]
 fn dense_rankers_over_http_find_a_paraphrase_and_survive_a_restart() {
-    let dir = tempdir("dense");
-    let tok = token(&dir, "dense");
+    let scratch = tempdir("dense");
+    let dir = scratch.path();
+    let tok = token(dir, "dense");
     let models = models();
-    let server = Server::start(&dir, &["--models", &models]);
+    let server = Server::start(dir, &["--models", &models]);
     let c = Client::new(&server, Some(&tok));
     for (i, text) in [
         "The quarterly budget review is on Friday.",
@@ -116,14 +117,14 @@ fn dense_rankers_over_http_find_a_paraphrase_and_survive_a_restart() {
     server.stop();
 
     // The ledger is durable, the vectors are not: a restart embeds again.
-    let server = Server::start(&dir, &["--models", &models]);
+    let server = Server::start(dir, &["--models", &models]);
     let c = Client::new(&server, Some(&tok));
     let (status, v) = ask(&c, "dense_validity");
     assert_eq!(status, 200, "{v}");
     assert!(v["block"].as_str().unwrap().contains("Lisbon"), "{v}");
     server.stop();
 
-    let server = Server::start(&dir, &[]);
+    let server = Server::start(dir, &[]);
     let c = Client::new(&server, Some(&tok));
     let (status, v) = ask(&c, "dense_validity");
     assert_eq!(status, 503, "{v}");

@@ -40,9 +40,10 @@ fn refused_at_limit(c: &Client, path: &str, body: Value, limit: &str) {
 /// with a 422 that names the limit, and the server stays as it was.
 #[test]
 fn requests_with_thousands_of_names_are_refused_before_any_work() {
-    let dir = tempdir("names");
-    let tok = token(&dir, "names");
-    let server = Server::start(&dir, &[]);
+    let scratch = tempdir("names");
+    let dir = scratch.path();
+    let tok = token(dir, "names");
+    let server = Server::start(dir, &[]);
     let c = Client::new(&server, Some(&tok));
     let many = names(8_000);
     refused_at_limit(
@@ -100,9 +101,10 @@ fn requests_with_thousands_of_names_are_refused_before_any_work() {
 /// unregistered.
 #[test]
 fn registered_contexts_are_bounded_per_tenant() {
-    let dir = tempdir("contexts");
-    let tok = token(&dir, "contexts");
-    let server = Server::start(&dir, &["--max-contexts", "2"]);
+    let scratch = tempdir("contexts");
+    let dir = scratch.path();
+    let tok = token(dir, "contexts");
+    let server = Server::start(dir, &["--max-contexts", "2"]);
     let c = Client::new(&server, Some(&tok));
     let register = || c.call("POST", "/v1/contexts", Some(json!({"context": "hi"})));
     let first = register().1["id"].as_u64().unwrap();
@@ -127,9 +129,10 @@ fn registered_contexts_are_bounded_per_tenant() {
 /// queued behind A's, 15 s.) B's latencies are printed, not asserted.
 #[test]
 fn a_tenant_flooding_the_request_threads_does_not_starve_another() {
-    let dir = tempdir("fair");
-    let (ta, tb) = (token(&dir, "flooder"), token(&dir, "bystander"));
-    let server = Server::start(&dir, &["--request-threads", "2"]);
+    let scratch = tempdir("fair");
+    let dir = scratch.path();
+    let (ta, tb) = (token(dir, "flooder"), token(dir, "bystander"));
+    let server = Server::start(dir, &["--request-threads", "2"]);
     let (a, b) = (
         Client::new(&server, Some(&ta)),
         Client::new(&server, Some(&tb)),
@@ -219,9 +222,10 @@ fn a_tenant_flooding_the_request_threads_does_not_starve_another() {
 /// in a second is told to split.
 #[test]
 fn observations_are_charged_to_the_tenant_one_by_one() {
-    let dir = tempdir("ingest");
-    let tok = token(&dir, "ingest");
-    let server = Server::start(&dir, &["--observe-rate", "100"]);
+    let scratch = tempdir("ingest");
+    let dir = scratch.path();
+    let tok = token(dir, "ingest");
+    let server = Server::start(dir, &["--observe-rate", "100"]);
     let c = Client::new(&server, Some(&tok));
     let batch = |n: usize| {
         let observations: Vec<Value> = (0..n)
@@ -259,9 +263,10 @@ fn observations_are_charged_to_the_tenant_one_by_one() {
 /// whichever answer it gets.
 #[test]
 fn a_timed_out_write_retried_with_its_request_id_exists_once() {
-    let dir = tempdir("idempotent");
-    let tok = token(&dir, "idem");
-    let server = Server::start(&dir, &["--request-timeout-secs", "1"]);
+    let scratch = tempdir("idempotent");
+    let dir = scratch.path();
+    let tok = token(dir, "idem");
+    let server = Server::start(dir, &["--request-timeout-secs", "1"]);
     let c = Client::new(&server, Some(&tok));
     let batch: Vec<Value> = (0..1000)
         .map(|i| {
@@ -330,13 +335,14 @@ fn counter(text: &str, name: &str, tenant: &str) -> u64 {
 /// nothing (each used to publish a version and rebuild every context).
 #[test]
 fn reads_publish_nothing() {
-    let dir = tempdir("reads");
-    let tok = token(&dir, "reader");
-    let server = Server::start(&dir, &[]);
+    let scratch = tempdir("reads");
+    let dir = scratch.path();
+    let tok = token(dir, "reader");
+    let server = Server::start(dir, &[]);
     let c = Client::new(&server, Some(&tok));
     let first = c.observe(keyed("Alex Rivera", "room", "16C", 2));
     c.observe(keyed("Alex Rivera", "room", "17D", 3));
-    let scrape = metrics(&dir, &server);
+    let scrape = metrics(dir, &server);
     let before = counter(&scrape(), "pfm_versions_total", "reader");
     let fact = first["fact"].as_u64().unwrap();
     for _ in 0..3 {
@@ -359,19 +365,20 @@ fn reads_publish_nothing() {
 /// number of tenants.
 #[test]
 fn metrics_series_are_bounded_by_the_top_tenants() {
-    let dir = tempdir("metrics-top");
+    let scratch = tempdir("metrics-top");
+    let dir = scratch.path();
     let tokens: Vec<String> = ["busy", "calm", "idle"]
         .iter()
-        .map(|t| token(&dir, t))
+        .map(|t| token(dir, t))
         .collect();
-    let server = Server::start(&dir, &["--metrics-tenants", "1"]);
+    let server = Server::start(dir, &["--metrics-tenants", "1"]);
     for (i, (tok, n)) in tokens.iter().zip([3u32, 1, 1]).enumerate() {
         let c = Client::new(&server, Some(tok));
         for d in 0..n {
             c.observe(keyed("Alex Rivera", "room", &format!("{i}{d}"), d + 2));
         }
     }
-    let scrape = metrics(&dir, &server)();
+    let scrape = metrics(dir, &server)();
     assert_eq!(counter(&scrape, "pfm_observations_total", "busy"), 3);
     assert_eq!(counter(&scrape, "pfm_observations_total", "(others)"), 2);
     assert!(
@@ -390,9 +397,10 @@ fn metrics_series_are_bounded_by_the_top_tenants() {
 /// while the server runs.
 #[test]
 fn metrics_need_their_own_token_files_are_private_and_revocation_is_live() {
-    let dir = tempdir("ops");
-    let tok = token(&dir, "alice");
-    let server = Server::start(&dir, &[]);
+    let scratch = tempdir("ops");
+    let dir = scratch.path();
+    let tok = token(dir, "alice");
+    let server = Server::start(dir, &[]);
     let alice = Client::new(&server, Some(&tok));
     alice.observe(json!({"text": "Alice's room is 16C.", "participants": ["Alice"]}));
 
@@ -407,12 +415,12 @@ fn metrics_need_their_own_token_files_are_private_and_revocation_is_live() {
         401,
         "a tenant token does not open /metrics"
     );
-    let text = metrics(&dir, &server)();
+    let text = metrics(dir, &server)();
     assert!(text.contains("tenant=\"alice\""), "{text}");
 
     #[cfg(unix)]
     {
-        assert_eq!(mode(&dir), 0o700);
+        assert_eq!(mode(dir), 0o700);
         assert_eq!(mode(&dir.join("tenants")), 0o700);
         assert_eq!(mode(&dir.join("tenants/alice")), 0o700);
         assert_eq!(mode(&dir.join("tenants/alice/ledger.redb")), 0o600);
@@ -420,14 +428,14 @@ fn metrics_need_their_own_token_files_are_private_and_revocation_is_live() {
         assert_eq!(mode(&dir.join("tokens.lock")), 0o600);
     }
 
-    let listed = pfm(&["token", "list"], &dir);
+    let listed = pfm(&["token", "list"], dir);
     let id = listed
         .lines()
         .find(|l| l.contains("alice"))
         .and_then(|l| l.split_whitespace().next())
         .unwrap()
         .to_owned();
-    pfm(&["token", "revoke", "--id", &id], &dir);
+    pfm(&["token", "revoke", "--id", &id], dir);
     let revoked = Instant::now();
     loop {
         let (status, _) = alice.call("POST", "/v1/retrieve", Some(json!({"context": "room"})));
@@ -442,7 +450,7 @@ fn metrics_need_their_own_token_files_are_private_and_revocation_is_live() {
         std::thread::sleep(Duration::from_millis(20));
     }
     eprintln!("revocation took effect after {:?}", revoked.elapsed());
-    assert!(!pfm(&["token", "list"], &dir).contains("alice"));
+    assert!(!pfm(&["token", "list"], dir).contains("alice"));
     server.stop();
 }
 
@@ -451,9 +459,10 @@ fn metrics_need_their_own_token_files_are_private_and_revocation_is_live() {
 #[test]
 fn a_connection_that_never_finishes_its_headers_is_closed() {
     use std::io::{Read, Write};
-    let dir = tempdir("slowloris");
-    token(&dir, "x");
-    let server = Server::start(&dir, &["--header-timeout-secs", "1"]);
+    let scratch = tempdir("slowloris");
+    let dir = scratch.path();
+    token(dir, "x");
+    let server = Server::start(dir, &["--header-timeout-secs", "1"]);
     let addr = server.base.trim_start_matches("http://").to_owned();
     let mut socket = std::net::TcpStream::connect(&addr).unwrap();
     socket
@@ -484,9 +493,10 @@ fn a_connection_that_never_finishes_its_headers_is_closed() {
 /// digits mean the same thing: milliseconds since the epoch.
 #[test]
 fn times_are_bounded_and_numbers_are_milliseconds_in_either_form() {
-    let dir = tempdir("times");
-    let tok = token(&dir, "t");
-    let server = Server::start(&dir, &[]);
+    let scratch = tempdir("times");
+    let dir = scratch.path();
+    let tok = token(dir, "t");
+    let server = Server::start(dir, &[]);
     let c = Client::new(&server, Some(&tok));
     for at in [
         json!(9_223_372_036_854_775_807_i64),

@@ -16,9 +16,10 @@ fn admin(dir: &std::path::Path) -> String {
 
 #[test]
 fn an_admin_token_runs_the_whole_tenant_lifecycle() {
-    let dir = tempdir("lifecycle");
-    let admin_token = admin(&dir);
-    let server = Server::start(&dir, &[]);
+    let scratch = tempdir("lifecycle");
+    let dir = scratch.path();
+    let admin_token = admin(dir);
+    let server = Server::start(dir, &[]);
     let ops = Client::new(&server, Some(&admin_token));
 
     // Create: the token works at once, the ordering is kept, a second
@@ -110,7 +111,7 @@ fn an_admin_token_runs_the_whole_tenant_lifecycle() {
     assert_eq!(deleted["tokens_revoked"], 1);
     assert_eq!(deleted["data_removed"], true);
     assert!(
-        !grep(&dir, "55life19"),
+        !grep(dir, "55life19"),
         "the deleted tenant's text is on disk"
     );
     let (status, _) = alpha.call("POST", "/v1/retrieve", Some(json!({"context": "locker"})));
@@ -138,7 +139,7 @@ fn an_admin_token_runs_the_whole_tenant_lifecycle() {
         );
     }
     // The CLI sees the same tenants.
-    let cli = pfm(&["tenant", "list"], &dir);
+    let cli = pfm(&["tenant", "list"], dir);
     assert!(!cli.contains("alpha") && cli.contains("gamma"), "{cli}");
     server.stop();
 }
@@ -150,10 +151,11 @@ fn an_admin_token_runs_the_whole_tenant_lifecycle() {
 /// `an_open_after_the_tenant_is_deleted_is_refused_and_makes_nothing`.)
 #[test]
 fn a_tenant_deleted_under_traffic_stays_deleted() {
-    let dir = tempdir("lifecycle-race");
-    let admin_token = admin(&dir);
-    let tok = token(&dir, "busy");
-    let server = Server::start(&dir, &[]);
+    let scratch = tempdir("lifecycle-race");
+    let dir = scratch.path();
+    let admin_token = admin(dir);
+    let tok = token(dir, "busy");
+    let server = Server::start(dir, &[]);
     let ops = Client::new(&server, Some(&admin_token));
     let busy = Client::new(&server, Some(&tok));
     busy.observe(json!({"text": "Ravi's pager code is 31race77.", "participants": ["Ravi"], "at": "2025-06-02"}));
@@ -198,15 +200,16 @@ fn a_tenant_deleted_under_traffic_stays_deleted() {
         !tenant_dir.exists(),
         "no request opened the deleted tenant again"
     );
-    assert!(!grep(&dir, "31race77"));
+    assert!(!grep(dir, "31race77"));
     server.stop();
 }
 
 #[test]
 fn a_tenant_created_with_its_own_ranker_serves_requests_that_name_none_with_it() {
-    let dir = tempdir("settings");
-    let admin_token = admin(&dir);
-    let server = Server::start(&dir, &[]);
+    let scratch = tempdir("settings");
+    let dir = scratch.path();
+    let admin_token = admin(dir);
+    let server = Server::start(dir, &[]);
     let ops = Client::new(&server, Some(&admin_token));
     let bad = ops.call(
         "POST",
@@ -271,9 +274,9 @@ fn a_tenant_created_with_its_own_ranker_serves_requests_that_name_none_with_it()
             "--ranker",
             "bm25_validity",
         ],
-        &dir,
+        dir,
     );
-    let plain_token = token(&dir, "plain");
+    let plain_token = token(dir, "plain");
     let plain = Client::new(&server, Some(&plain_token));
     plain.observe(json!({"text": "Alex Rivera lives in Lisbon.", "at": "2025-06-01"}));
     let block = plain.retrieve("where does Alex live", &[]);

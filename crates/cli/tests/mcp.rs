@@ -55,7 +55,8 @@ fn calls<'a>(transcript: &'a [Value], tool: &str) -> Vec<&'a Value> {
 
 #[test]
 fn the_python_sdk_drives_pfm_mcp_over_stdio() {
-    let dir = tempdir("mcp-stdio");
+    let scratch = tempdir("mcp-stdio");
+    let dir = scratch.path();
     let transcript = scenario(&["stdio", PFM, dir.to_str().unwrap()]);
     assert_eq!(transcript.last().unwrap()["passed"], "stdio");
     assert_eq!(calls(&transcript, "remember").len(), 7);
@@ -63,8 +64,8 @@ fn the_python_sdk_drives_pfm_mcp_over_stdio() {
     // The tenant is an ordinary tenant of the data directory: `pfm serve`
     // on it recalls what the MCP session remembered (and not what it
     // forgot).
-    let token = token(&dir, "me");
-    let server = Server::start(&dir, &[]);
+    let token = token(dir, "me");
+    let server = Server::start(dir, &[]);
     let me = Client::new(&server, Some(&token));
     let block = me.retrieve("what does Alex Rivera drink", &["Alex Rivera"]);
     assert!(block.contains("prefers tea"), "{block}");
@@ -75,10 +76,11 @@ fn the_python_sdk_drives_pfm_mcp_over_stdio() {
 
 #[test]
 fn the_python_sdk_drives_mcp_over_streamable_http_with_a_bearer_token() {
-    let dir = tempdir("mcp-http");
-    let alpha = token(&dir, "alpha");
-    let beta = token(&dir, "beta");
-    let server = Server::start(&dir, &[]);
+    let scratch = tempdir("mcp-http");
+    let dir = scratch.path();
+    let alpha = token(dir, "alpha");
+    let beta = token(dir, "beta");
+    let server = Server::start(dir, &[]);
     let url = format!("{}/mcp", server.base);
     let transcript = scenario(&["http", &url, &alpha]);
     assert_eq!(transcript.last().unwrap()["passed"], "http");
@@ -116,10 +118,11 @@ fn the_python_sdk_drives_mcp_over_streamable_http_with_a_bearer_token() {
 fn pfm_mcp_drops_a_message_over_max_body_and_keeps_serving() {
     use std::io::{BufRead, BufReader, Write};
     use std::process::Stdio;
-    let dir = tempdir("mcp-bound");
+    let scratch = tempdir("mcp-bound");
+    let dir = scratch.path();
     let mut child = Command::new(PFM)
         .args(["mcp", "--tenant", "me", "--max-body", "2000", "--data-dir"])
-        .arg(&dir)
+        .arg(dir)
         .env("RUST_LOG", "warn")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -42,9 +42,10 @@ fn ask(c: &Client, disclose: &[&str]) -> String {
 
 #[test]
 fn update_retract_contest_and_resolve_over_http_survive_a_restart_and_a_kill() {
-    let dir = tempdir("ops");
-    let tok = token(&dir, "ops");
-    let server = Server::start(&dir, &[]);
+    let scratch = tempdir("ops");
+    let dir = scratch.path();
+    let tok = token(dir, "ops");
+    let server = Server::start(dir, &[]);
     let c = Client::new(&server, Some(&tok));
 
     let v1 = c.observe(budget(
@@ -155,7 +156,7 @@ fn update_retract_contest_and_resolve_over_http_survive_a_restart_and_a_kill() {
 
     // Restart: the identical state, and it keeps applying operations.
     server.stop();
-    let server = Server::start(&dir, &[]);
+    let server = Server::start(dir, &[]);
     let c = Client::new(&server, Some(&tok));
     assert_eq!(c.ok("GET", &path, None).to_string(), snapshot);
     let r = c.observe(budget("Scratch the $40k.", "reject", None, 6));
@@ -169,7 +170,7 @@ fn update_retract_contest_and_resolve_over_http_survive_a_restart_and_a_kill() {
 
     // kill -9 after an acknowledged operation: the same state again.
     server.kill9();
-    let server = Server::start(&dir, &[]);
+    let server = Server::start(dir, &[]);
     let c = Client::new(&server, Some(&tok));
     assert_eq!(c.ok("GET", &path, None).to_string(), snapshot);
     server.stop();

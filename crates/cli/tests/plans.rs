@@ -23,9 +23,10 @@ fn block(c: &Client, disclose: &[&str]) -> String {
 
 #[test]
 fn a_plan_is_staged_survives_a_kill_and_is_promoted_when_it_comes_true() {
-    let dir = tempdir("plans");
-    let tok = token(&dir, "plans");
-    let server = Server::start(&dir, &[]);
+    let scratch = tempdir("plans");
+    let dir = scratch.path();
+    let tok = token(dir, "plans");
+    let server = Server::start(dir, &[]);
     let c = Client::new(&server, Some(&tok));
 
     let now = c.observe(say("The Halcyon launch date is Nov 10.", 1));
@@ -65,7 +66,7 @@ fn a_plan_is_staged_survives_a_kill_and_is_promoted_when_it_comes_true() {
     assert_eq!(jan["outcome"], "staged");
 
     server.kill9();
-    let server = Server::start(&dir, &[]);
+    let server = Server::start(dir, &[]);
     let c = Client::new(&server, Some(&tok));
     let read = c.ok("GET", &format!("/v1/facts/{}", plan["fact"]), None);
     assert_eq!(

@@ -10,7 +10,8 @@ use support::{PFM, tempdir};
 
 #[test]
 fn a_failing_reference_engine_keeps_the_measured_rows_and_fails_the_run() {
-    let dir = tempdir("scale-reference");
+    let scratch = tempdir("scale-reference");
+    let dir = scratch.path();
     let engine = dir.join("broken-engine.sh");
     std::fs::write(&engine, "#!/bin/sh\nexit 3\n").unwrap();
     std::fs::set_permissions(&engine, std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -46,5 +47,5 @@ fn a_failing_reference_engine_keeps_the_measured_rows_and_fails_the_run() {
         assert!(row["p50_us"].as_f64().unwrap() > 0.0);
         assert!(row["reference"].is_null(), "no reference columns: {row}");
     }
-    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::remove_dir_all(dir).unwrap();
 }

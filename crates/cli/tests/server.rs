@@ -20,10 +20,11 @@ use support::{Client, Server, grep, keyed, metrics, pfm, tempdir, token};
 /// (durable but unanswered).
 #[test]
 fn every_acknowledged_observation_survives_sigkill() {
-    let dir = tempdir("crash");
-    let tok = token(&dir, "crash");
+    let scratch = tempdir("crash");
+    let dir = scratch.path();
+    let tok = token(dir, "crash");
     // Crash safety, not the per-tenant rate: nothing may be refused.
-    let server = Server::start(&dir, &["--observe-rate", "1000000"]);
+    let server = Server::start(dir, &["--observe-rate", "1000000"]);
     let stop = Arc::new(AtomicBool::new(false));
     // Per client: acknowledged (key, value, fact id) in order, and the
     // request in flight when the server died.
@@ -89,7 +90,7 @@ fn every_acknowledged_observation_survives_sigkill() {
         "only {acked} acknowledged before the kill"
     );
 
-    let server = Server::start(&dir, &[]);
+    let server = Server::start(dir, &[]);
     let client = Client::new(&server, Some(&tok));
     let mut last: HashMap<String, (String, u64)> = HashMap::new();
     let mut in_flight: HashMap<String, String> = HashMap::new();
@@ -143,14 +144,15 @@ const CRASH_TENANTS: usize = 10_000;
 /// tenant reads another's.
 #[test]
 fn acknowledged_writes_survive_sigkill_across_many_tenants() {
-    let dir = tempdir("crash-many");
+    let scratch = tempdir("crash-many");
+    let dir = scratch.path();
     let names: Vec<String> = (0..CRASH_TENANTS).map(|i| format!("t{i:05}")).collect();
     let asked: Vec<Grant> = names.iter().map(|n| Grant::Tenant(n)).collect();
-    let tokens = pfm_server::tokens::create_many(&dir, &asked, jiff::Timestamp::now()).unwrap();
+    let tokens = pfm_server::tokens::create_many(dir, &asked, jiff::Timestamp::now()).unwrap();
     // Every tenant that wrote is checkpointed at its close, so the kill
     // also finds checkpoints half written and the restart reads some.
     let server = Server::start(
-        &dir,
+        dir,
         &[
             "--observe-rate",
             "1000000",
@@ -204,7 +206,7 @@ fn acknowledged_writes_survive_sigkill_across_many_tenants() {
     );
 
     let server = Server::start(
-        &dir,
+        dir,
         &["--memory-budget", "64MB", "--checkpoint-min-facts", "0"],
     );
     let next = AtomicUsize::new(0);
@@ -241,7 +243,7 @@ fn acknowledged_writes_survive_sigkill_across_many_tenants() {
     });
     // Tenants closed before the kill (idle for 2 s while the clients
     // wrote to the others) were read back from their checkpoints.
-    let from_checkpoints = metrics(&dir, &server)()
+    let from_checkpoints = metrics(dir, &server)()
         .lines()
         .find_map(|l| l.strip_prefix("pfm_tenant_checkpoint_opens_total "))
         .and_then(|v| v.parse::<u64>().ok());
@@ -251,9 +253,10 @@ fn acknowledged_writes_survive_sigkill_across_many_tenants() {
 
 #[test]
 fn a_tenant_cannot_reach_another_tenants_facts() {
-    let dir = tempdir("isolation");
-    let (ta, tb) = (token(&dir, "alpha"), token(&dir, "beta"));
-    let server = Server::start(&dir, &[]);
+    let scratch = tempdir("isolation");
+    let dir = scratch.path();
+    let (ta, tb) = (token(dir, "alpha"), token(dir, "beta"));
+    let server = Server::start(dir, &[]);
     let (a, b) = (
         Client::new(&server, Some(&ta)),
         Client::new(&server, Some(&tb)),
@@ -335,15 +338,16 @@ fn a_tenant_cannot_reach_another_tenants_facts() {
 /// outside the server's open lock).
 #[test]
 fn concurrent_first_requests_open_each_tenant_once() {
-    let dir = tempdir("open-once");
-    let tokens: Vec<String> = ["alpha", "beta"].iter().map(|t| token(&dir, t)).collect();
-    let server = Server::start(&dir, &[]);
+    let scratch = tempdir("open-once");
+    let dir = scratch.path();
+    let tokens: Vec<String> = ["alpha", "beta"].iter().map(|t| token(dir, t)).collect();
+    let server = Server::start(dir, &[]);
     for (t, rate) in tokens.iter().zip(["$900", "$1200"]) {
         Client::new(&server, Some(t)).observe(keyed("Kim Tanaka", "day_rate", rate, 2));
     }
     server.stop();
-    let server = Server::start(&dir, &[]);
-    let scrape = metrics(&dir, &server);
+    let server = Server::start(dir, &[]);
+    let scrape = metrics(dir, &server);
     std::thread::scope(|s| {
         for i in 0..8 {
             let (token, want, not) = match i % 2 {
@@ -369,13 +373,10 @@ fn concurrent_first_requests_open_each_tenant_once() {
 /// used, its own and no other's.
 #[test]
 fn tenants_open_on_their_first_request_with_their_own_facts() {
-    let dir = tempdir("lazy-open");
-    let (ta, tb, tc) = (
-        token(&dir, "alpha"),
-        token(&dir, "beta"),
-        token(&dir, "gamma"),
-    );
-    let server = Server::start(&dir, &[]);
+    let scratch = tempdir("lazy-open");
+    let dir = scratch.path();
+    let (ta, tb, tc) = (token(dir, "alpha"), token(dir, "beta"), token(dir, "gamma"));
+    let server = Server::start(dir, &[]);
     let probe = Client::new(&server, None);
     let health = |c: &Client| {
         let (_, v) = c.call("GET", "/healthz", None);
@@ -391,7 +392,7 @@ fn tenants_open_on_their_first_request_with_their_own_facts() {
     assert_eq!(health(&probe), (Some(3), Some(2)));
     server.stop();
 
-    let server = Server::start(&dir, &[]);
+    let server = Server::start(dir, &[]);
     let probe = Client::new(&server, None);
     assert_eq!(
         health(&probe),
@@ -417,12 +418,13 @@ fn tenants_open_on_their_first_request_with_their_own_facts() {
 /// kept open.
 #[test]
 fn idle_tenants_over_the_memory_budget_are_closed_and_come_back() {
-    let dir = tempdir("evict");
-    let (ta, tb) = (token(&dir, "alpha"), token(&dir, "beta"));
+    let scratch = tempdir("evict");
+    let dir = scratch.path();
+    let (ta, tb) = (token(dir, "alpha"), token(dir, "beta"));
     // A budget below one open tenant: every idle tenant is over it; every
     // tenant that wrote is checkpointed at its close, however small.
     let server = Server::start(
-        &dir,
+        dir,
         &["--memory-budget", "1KiB", "--checkpoint-min-facts", "0"],
     );
     let probe = Client::new(&server, None);
@@ -442,7 +444,7 @@ fn idle_tenants_over_the_memory_budget_are_closed_and_come_back() {
     a.observe(keyed("Kim Tanaka", "day_rate", "$900", 2));
     b.observe(keyed("Kim Tanaka", "day_rate", "$1200", 3));
     assert_eq!(until(0), Some(0), "idle tenants are closed");
-    let scrape = metrics(&dir, &server)();
+    let scrape = metrics(dir, &server)();
     assert!(
         scrape.contains("pfm_tenant_opens_total 2\n")
             && scrape.contains("pfm_tenant_evictions_total 2\n"),
@@ -466,7 +468,7 @@ fn idle_tenants_over_the_memory_budget_are_closed_and_come_back() {
     assert!(warm["timings"]["open_us"].is_null(), "{warm}");
     // Its close wrote a checkpoint (it had written since its open), and
     // the reopen read that instead of the rows.
-    let scrape = metrics(&dir, &server)();
+    let scrape = metrics(dir, &server)();
     assert!(
         scrape.contains("pfm_tenant_checkpoint_opens_total 1\n"),
         "{scrape}"
@@ -506,23 +508,24 @@ fn idle_tenants_over_the_memory_budget_are_closed_and_come_back() {
 /// data directory, and a new tenant of the same name starts empty.
 #[test]
 fn a_deleted_tenant_leaves_nothing_and_its_name_starts_empty() {
-    let dir = tempdir("delete");
-    let (ta, tb) = (token(&dir, "alpha"), token(&dir, "beta"));
-    let server = Server::start(&dir, &[]);
+    let scratch = tempdir("delete");
+    let dir = scratch.path();
+    let (ta, tb) = (token(dir, "alpha"), token(dir, "beta"));
+    let server = Server::start(dir, &[]);
     let a = Client::new(&server, Some(&ta));
     let secret = "Kim Tanaka's vault code is 77alpha31.";
     a.observe(json!({"text": secret, "participants": ["Kim Tanaka"], "at": "2025-06-02"}));
     let b = Client::new(&server, Some(&tb));
     b.observe(json!({"text": "Kim Tanaka likes green tea.", "participants": ["Kim Tanaka"], "at": "2025-06-03"}));
-    let listed = pfm(&["tenant", "list"], &dir);
+    let listed = pfm(&["tenant", "list"], dir);
     assert!(
         listed.contains("alpha") && listed.contains("beta"),
         "{listed}"
     );
 
-    pfm(&["tenant", "delete", "--tenant", "alpha"], &dir);
+    pfm(&["tenant", "delete", "--tenant", "alpha"], dir);
     assert!(
-        !grep(&dir, "77alpha31"),
+        !grep(dir, "77alpha31"),
         "the deleted tenant's text is on disk"
     );
     let (status, _) = a.call(
@@ -531,13 +534,13 @@ fn a_deleted_tenant_leaves_nothing_and_its_name_starts_empty() {
         Some(json!({"context": "vault code"})),
     );
     assert_eq!(status, 401);
-    let listed = pfm(&["tenant", "list"], &dir);
+    let listed = pfm(&["tenant", "list"], dir);
     assert!(
         !listed.contains("alpha") && listed.contains("beta"),
         "{listed}"
     );
     // The name again: a new, empty tenant (nothing comes back from memory).
-    let fresh = Client::new(&server, Some(&token(&dir, "alpha")));
+    let fresh = Client::new(&server, Some(&token(dir, "alpha")));
     let block = fresh.retrieve("what is Kim's vault code", &["Kim Tanaka"]);
     assert!(!block.contains("77alpha31"), "{block}");
     let kept = b.retrieve("what does Kim like", &["Kim Tanaka"]);
@@ -550,7 +553,8 @@ fn a_deleted_tenant_leaves_nothing_and_its_name_starts_empty() {
 /// history on the server, whatever `pfm serve --ordering` says.
 #[test]
 fn a_tenant_created_under_event_time_keeps_it() {
-    let dir = tempdir("create");
+    let scratch = tempdir("create");
+    let dir = scratch.path();
     let tok = pfm(
         &[
             "tenant",
@@ -560,11 +564,11 @@ fn a_tenant_created_under_event_time_keeps_it() {
             "--ordering",
             "event-time",
         ],
-        &dir,
+        dir,
     )
     .trim()
     .to_owned();
-    let server = Server::start(&dir, &[]);
+    let server = Server::start(dir, &[]);
     let c = Client::new(&server, Some(&tok));
     c.observe(keyed("Kim Tanaka", "day_rate", "$900", 10));
     // Stated earlier, arriving later: history under event time.
@@ -574,7 +578,7 @@ fn a_tenant_created_under_event_time_keeps_it() {
     server.stop();
     let (status, _) = std::process::Command::new(support::PFM)
         .args(["tenant", "create", "--tenant", "log", "--data-dir"])
-        .arg(&dir)
+        .arg(dir)
         .output()
         .map(|o| (o.status, ()))
         .unwrap();
@@ -589,18 +593,19 @@ fn a_tenant_created_under_event_time_keeps_it() {
 /// text, and the reopen reads that checkpoint.
 #[test]
 fn erased_text_never_comes_back() {
-    let dir = tempdir("erasure");
-    let tok = token(&dir, "erase");
+    let scratch = tempdir("erasure");
+    let dir = scratch.path();
+    let tok = token(dir, "erase");
     let every_tenant = ["--checkpoint-min-facts", "0"];
-    let server = Server::start(&dir, &every_tenant);
+    let server = Server::start(dir, &every_tenant);
     let c = Client::new(&server, Some(&tok));
     let old = c.observe(keyed("Ana Silva", "pin", "pin4431zz", 1));
     let new = c.observe(keyed("Ana Silva", "pin", "pin9907qq", 2));
     assert_eq!(new["outcome"], "superseded");
     c.observe(json!({"text": "Ana Silva plays the cello.", "participants": ["Ana Silva"], "at": "2025-06-03"}));
     server.stop();
-    assert!(grep(&dir, "pin9907qq"), "the checkpoint and rows hold it");
-    let server = Server::start(&dir, &every_tenant);
+    assert!(grep(dir, "pin9907qq"), "the checkpoint and rows hold it");
+    let server = Server::start(dir, &every_tenant);
     let c = Client::new(&server, Some(&tok));
     let erased = c.ok(
         "POST",
@@ -641,13 +646,13 @@ fn erased_text_never_comes_back() {
     server.stop();
     for needle in ["pin4431zz", "pin9907qq"] {
         assert!(
-            !grep(&dir, needle),
+            !grep(dir, needle),
             "{needle} is still in the data directory"
         );
     }
-    let server = Server::start(&dir, &every_tenant);
+    let server = Server::start(dir, &every_tenant);
     check(&Client::new(&server, Some(&tok)));
-    let scrape = metrics(&dir, &server)();
+    let scrape = metrics(dir, &server)();
     assert!(
         scrape.contains("pfm_tenant_checkpoint_opens_total 1\n"),
         "the reopen after the erasure read the stop's checkpoint: {scrape}"
@@ -657,9 +662,10 @@ fn erased_text_never_comes_back() {
 
 #[test]
 fn bad_input_gets_a_documented_4xx_and_the_server_keeps_serving() {
-    let dir = tempdir("bad-input");
-    let tok = token(&dir, "bad");
-    let server = Server::start(&dir, &["--max-body", "2048", "--max-batch", "3"]);
+    let scratch = tempdir("bad-input");
+    let dir = scratch.path();
+    let tok = token(dir, "bad");
+    let server = Server::start(dir, &["--max-body", "2048", "--max-batch", "3"]);
     let c = Client::new(&server, Some(&tok));
     let cases: Vec<(&str, &str, Vec<u8>, u16, &str)> = vec![
         (
@@ -824,9 +830,10 @@ fn bad_input_gets_a_documented_4xx_and_the_server_keeps_serving() {
 
 #[test]
 fn a_tenant_over_its_rate_limit_gets_429() {
-    let dir = tempdir("rate");
-    let tok = token(&dir, "rate");
-    let server = Server::start(&dir, &["--rate-limit", "3"]);
+    let scratch = tempdir("rate");
+    let dir = scratch.path();
+    let tok = token(dir, "rate");
+    let server = Server::start(dir, &["--rate-limit", "3"]);
     let c = Client::new(&server, Some(&tok));
     let statuses: Vec<u16> = (0..10)
         .map(|_| {

@@ -49,8 +49,9 @@ fn file_contains(dir: &Path, needle: &str) -> bool {
 
 #[test]
 fn a_reopened_store_is_the_same_store() {
-    let dir = tempdir("reopen");
-    let (store, mut memory) = DurableLedger::open(&dir, Config::default()).unwrap();
+    let scratch = tempdir("reopen");
+    let dir = scratch.path();
+    let (store, mut memory) = DurableLedger::open(dir, Config::default()).unwrap();
     observe(&store, &mut memory, &STANDUP);
     observe(
         &store,
@@ -63,7 +64,7 @@ fn a_reopened_store_is_the_same_store() {
     let block = memory.retrieve(&request).unwrap();
     drop((store, memory));
 
-    let (_, reopened) = DurableLedger::open(&dir, Config::default()).unwrap();
+    let (_, reopened) = DurableLedger::open(dir, Config::default()).unwrap();
     assert_eq!(state(&reopened), before);
     let again = reopened.retrieve(&request).unwrap();
     assert_eq!(again.text, block.text);
@@ -73,8 +74,9 @@ fn a_reopened_store_is_the_same_store() {
 
 #[test]
 fn erasure_leaves_no_byte_of_the_text_on_disk() {
-    let dir = tempdir("erase");
-    let (mut store, mut memory) = DurableLedger::open(&dir, Config::default()).unwrap();
+    let scratch = tempdir("erase");
+    let dir = scratch.path();
+    let (mut store, mut memory) = DurableLedger::open(dir, Config::default()).unwrap();
     observe(
         &store,
         &mut memory,
@@ -83,7 +85,7 @@ fn erasure_leaves_no_byte_of_the_text_on_disk() {
             ("The standup with Alex Rivera is moved to 9:30am.", 3),
         ],
     );
-    assert!(file_contains(&dir, "4417zq"));
+    assert!(file_contains(dir, "4417zq"));
     let id = memory
         .ledger()
         .facts()
@@ -95,11 +97,11 @@ fn erasure_leaves_no_byte_of_the_text_on_disk() {
     assert!(journal.erased.contains(&id));
     store.rewrite(&Batch::full(&memory)).unwrap();
     assert!(
-        !file_contains(&dir, "4417zq"),
+        !file_contains(dir, "4417zq"),
         "erased text is still on disk"
     );
     drop((store, memory));
-    let (_, reopened) = DurableLedger::open(&dir, Config::default()).unwrap();
+    let (_, reopened) = DurableLedger::open(dir, Config::default()).unwrap();
     assert!(reopened.ledger().get(id).is_none());
     assert_eq!(reopened.ledger().len(), 1);
     assert_eq!(reopened.ledger().next_id(), 2, "ids are never reused");
@@ -107,9 +109,10 @@ fn erasure_leaves_no_byte_of_the_text_on_disk() {
 
 #[test]
 fn a_corrupt_row_refuses_to_open_and_repair_names_it() {
-    let dir = tempdir("corrupt");
+    let scratch = tempdir("corrupt");
+    let dir = scratch.path();
     {
-        let (store, mut memory) = DurableLedger::open(&dir, Config::default()).unwrap();
+        let (store, mut memory) = DurableLedger::open(dir, Config::default()).unwrap();
         observe(
             &store,
             &mut memory,
@@ -130,25 +133,26 @@ fn a_corrupt_row_refuses_to_open_and_repair_names_it() {
         }
         txn.commit().unwrap();
     }
-    let err = DurableLedger::open(&dir, Config::default())
+    let err = DurableLedger::open(dir, Config::default())
         .unwrap_err()
         .to_string();
     assert!(err.contains(FILE) && err.contains("row 1"), "{err}");
-    let report = repair(&dir, Config::default(), false).unwrap();
+    let report = repair(dir, Config::default(), false).unwrap();
     assert_eq!(report.rows, 2);
     assert_eq!(report.corrupt.iter().map(|c| c.0).collect::<Vec<_>>(), [1]);
     assert!(!report.dropped);
-    let report = repair(&dir, Config::default(), true).unwrap();
+    let report = repair(dir, Config::default(), true).unwrap();
     assert!(report.dropped);
-    let (_, memory) = DurableLedger::open(&dir, Config::default()).unwrap();
+    let (_, memory) = DurableLedger::open(dir, Config::default()).unwrap();
     assert_eq!(memory.ledger().len(), 1);
 }
 
 #[test]
 fn a_truncated_file_refuses_to_open_naming_it() {
-    let dir = tempdir("truncated");
+    let scratch = tempdir("truncated");
+    let dir = scratch.path();
     {
-        let (store, mut memory) = DurableLedger::open(&dir, Config::default()).unwrap();
+        let (store, mut memory) = DurableLedger::open(dir, Config::default()).unwrap();
         for d in 1..20 {
             observe(
                 &store,
@@ -162,7 +166,7 @@ fn a_truncated_file_refuses_to_open_naming_it() {
     let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
     file.set_len(len / 3).unwrap();
     drop(file);
-    let err = DurableLedger::open(&dir, Config::default())
+    let err = DurableLedger::open(dir, Config::default())
         .unwrap_err()
         .to_string();
     assert!(err.contains(FILE), "{err}");
@@ -170,8 +174,9 @@ fn a_truncated_file_refuses_to_open_naming_it() {
 
 #[test]
 fn a_current_checkpoint_opens_the_same_store_and_a_stale_one_is_passed_over() {
-    let dir = tempdir("checkpoint");
-    let open = |config: Config| DurableLedger::open(&dir, config).unwrap();
+    let scratch = tempdir("checkpoint");
+    let dir = scratch.path();
+    let open = |config: Config| DurableLedger::open(dir, config).unwrap();
     let (mut store, mut memory) = open(Config::default());
     observe(&store, &mut memory, &STANDUP);
     assert_eq!(store.source(), Source::Rows);
@@ -225,8 +230,9 @@ fn a_current_checkpoint_opens_the_same_store_and_a_stale_one_is_passed_over() {
 
 #[test]
 fn an_unreadable_checkpoint_is_passed_over_for_the_rows() {
-    let dir = tempdir("bad-checkpoint");
-    let (mut store, mut memory) = DurableLedger::open(&dir, Config::default()).unwrap();
+    let scratch = tempdir("bad-checkpoint");
+    let dir = scratch.path();
+    let (mut store, mut memory) = DurableLedger::open(dir, Config::default()).unwrap();
     observe(&store, &mut memory, &[("Alex Rivera moved to Lisbon.", 3)]);
     store.checkpoint(&Checkpoint::of(&memory)).unwrap();
     let before = state(&memory);
@@ -242,14 +248,15 @@ fn an_unreadable_checkpoint_is_passed_over_for_the_rows() {
         }
         txn.commit().unwrap();
     }
-    let (store, memory) = DurableLedger::open(&dir, Config::default()).unwrap();
+    let (store, memory) = DurableLedger::open(dir, Config::default()).unwrap();
     assert_eq!((store.source(), state(&memory)), (Source::Rows, before));
 }
 
 #[test]
 fn erasure_leaves_no_byte_of_the_text_in_a_checkpoint_either() {
-    let dir = tempdir("erase-checkpoint");
-    let open = || DurableLedger::open(&dir, Config::default()).unwrap();
+    let scratch = tempdir("erase-checkpoint");
+    let dir = scratch.path();
+    let open = || DurableLedger::open(dir, Config::default()).unwrap();
     let (mut store, mut memory) = open();
     observe(
         &store,
@@ -272,12 +279,12 @@ fn erasure_leaves_no_byte_of_the_text_in_a_checkpoint_either() {
     memory.forget(&Forget::Fact(id), day(4)).unwrap();
     memory.take_journal();
     store.rewrite(&Batch::full(&memory)).unwrap();
-    assert!(!file_contains(&dir, "5528kw"), "erased text left on disk");
+    assert!(!file_contains(dir, "5528kw"), "erased text left on disk");
     // The close writes a fresh checkpoint, of the surviving facts.
     assert!(store.checkpoint(&Checkpoint::of(&memory)).unwrap());
     drop((store, memory));
     assert!(
-        !file_contains(&dir, "5528kw"),
+        !file_contains(dir, "5528kw"),
         "erased text in the checkpoint"
     );
     let (store, memory) = open();
@@ -286,22 +293,24 @@ fn erasure_leaves_no_byte_of_the_text_in_a_checkpoint_either() {
     assert_eq!(memory.ledger().len(), 1);
 }
 
-fn tempdir(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("pfm-durable-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A fresh scratch directory, removed when the guard drops (passed or failed).
+fn tempdir(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("pfm-durable-{name}-"))
+        .tempdir()
+        .unwrap()
 }
 
 #[test]
 fn a_store_keeps_the_ordering_it_was_built_under() {
     use pfm::config::ChainOrder;
-    let dir = tempdir("ordering");
+    let scratch = tempdir("ordering");
+    let dir = scratch.path();
     let event_time = Config {
         ordering: ChainOrder::EventTime,
         ..Config::default()
     };
-    let (store, mut memory) = DurableLedger::open(&dir, event_time).unwrap();
+    let (store, mut memory) = DurableLedger::open(dir, event_time).unwrap();
     // The day-3 message arrives after the day-9 one: under event time it
     // is history and the day-9 time stays current.
     observe(
@@ -323,7 +332,7 @@ fn a_store_keeps_the_ordering_it_was_built_under() {
 
     // Reopened with the default (arrival) configuration, it is still an
     // event-time store: another late message does not win either.
-    let (store, mut reopened) = DurableLedger::open(&dir, Config::default()).unwrap();
+    let (store, mut reopened) = DurableLedger::open(dir, Config::default()).unwrap();
     assert_eq!(reopened.config().ordering, ChainOrder::EventTime);
     observe(
         &store,
@@ -338,7 +347,8 @@ fn a_store_keeps_the_ordering_it_was_built_under() {
 fn a_tenant_keeps_its_retrieval_settings_across_reopen_and_erasure() {
     use pfm::rank::Recency;
     use pfm_server::durable::Settings;
-    let data = tempdir("settings");
+    let scratch = tempdir("settings");
+    let data = scratch.path();
     let settings = Settings {
         recency: Some(Recency::Off),
         ranker: Some("bm25_validity".into()),
@@ -348,12 +358,12 @@ fn a_tenant_keeps_its_retrieval_settings_across_reopen_and_erasure() {
         ..Settings::default()
     };
     let now = jiff::Timestamp::now();
-    let err = pfm_server::lifecycle::create(&data, "bad", Default::default(), bad, now);
+    let err = pfm_server::lifecycle::create(data, "bad", Default::default(), bad, now);
     assert!(err.unwrap_err().to_string().contains("unknown ranker"));
     let created =
-        pfm_server::lifecycle::create(&data, "me", Default::default(), settings.clone(), now);
+        pfm_server::lifecycle::create(data, "me", Default::default(), settings.clone(), now);
     assert!(created.unwrap().is_some());
-    let dir = pfm_server::lifecycle::tenant_dir(&data, "me");
+    let dir = pfm_server::lifecycle::tenant_dir(data, "me");
 
     // Opened under a server whose default is fixed recency, it keeps its own.
     let fixed = Config::default();
@@ -380,9 +390,9 @@ fn a_tenant_keeps_its_retrieval_settings_across_reopen_and_erasure() {
 
     // A tenant created without settings follows the server's.
     drop((store, memory));
-    pfm_server::lifecycle::create(&data, "plain", Default::default(), Settings::default(), now)
+    pfm_server::lifecycle::create(data, "plain", Default::default(), Settings::default(), now)
         .unwrap();
-    let dir = pfm_server::lifecycle::tenant_dir(&data, "plain");
+    let dir = pfm_server::lifecycle::tenant_dir(data, "plain");
     let mut server_default = fixed;
     server_default.score.recency = Recency::Fixed;
     let (store, memory) = DurableLedger::open(&dir, server_default).unwrap();
@@ -394,9 +404,10 @@ fn a_tenant_keeps_its_retrieval_settings_across_reopen_and_erasure() {
 /// one is not.
 #[test]
 fn an_open_ledger_is_seen_as_open() {
-    let dir = tempdir("open-elsewhere");
-    let (store, memory) = DurableLedger::open(&dir, Config::default()).unwrap();
-    assert!(pfm_server::durable::is_open_elsewhere(&dir));
+    let scratch = tempdir("open-elsewhere");
+    let dir = scratch.path();
+    let (store, memory) = DurableLedger::open(dir, Config::default()).unwrap();
+    assert!(pfm_server::durable::is_open_elsewhere(dir));
     drop((store, memory));
-    assert!(!pfm_server::durable::is_open_elsewhere(&dir));
+    assert!(!pfm_server::durable::is_open_elsewhere(dir));
 }

@@ -12,8 +12,9 @@ use tokio::sync::oneshot;
 
 #[test]
 fn a_retried_request_id_is_answered_from_its_commit_and_writes_nothing() {
-    let dir = tempdir("retry");
-    let (runtime, writer) = open(&dir);
+    let scratch = tempdir("retry");
+    let dir = scratch.path();
+    let (runtime, writer) = open(dir);
     let text = "The standup with Alex Rivera is moved to 9:30am.";
 
     // The first attempt's client gives up before the answer (a 408).
@@ -59,7 +60,7 @@ fn a_retried_request_id_is_answered_from_its_commit_and_writes_nothing() {
     writer.close();
     drop(writer);
     drop(runtime);
-    let (runtime, writer) = open(&dir);
+    let (runtime, writer) = open(dir);
     let after = observe(&writer, text, Some("req-1"));
     assert!(after.replayed);
     assert_eq!(after.receipts, retry.receipts);
@@ -88,8 +89,9 @@ fn a_retried_request_id_is_answered_from_its_commit_and_writes_nothing() {
 
 #[test]
 fn the_same_id_twice_in_one_batch_runs_once() {
-    let dir = tempdir("batch");
-    let (runtime, writer) = open(&dir);
+    let scratch = tempdir("batch");
+    let dir = scratch.path();
+    let (runtime, writer) = open(dir);
     let receivers: Vec<_> = (0..2)
         .map(|_| {
             let (tx, rx) = oneshot::channel();

@@ -13,9 +13,10 @@ use support::{observe, open_with, tempdir};
 
 #[test]
 fn a_write_is_published_before_its_answer_and_rebuilds_only_the_contexts_it_reaches() {
-    let dir = tempdir("publish");
+    let scratch = tempdir("publish");
+    let dir = scratch.path();
     let (runtime, writer) = open_with(
-        &dir,
+        dir,
         ServeOptions {
             // No periodic full pass during the test: every rebuild below is
             // event-driven.
@@ -85,8 +86,9 @@ fn a_write_is_published_before_its_answer_and_rebuilds_only_the_contexts_it_reac
 /// closure let go of it, and a quick reopen was refused).
 #[test]
 fn a_closed_writer_frees_its_ledger_for_a_reopen() {
-    let dir = tempdir("close-reopen");
-    let (runtime, writer) = support::open(&dir);
+    let scratch = tempdir("close-reopen");
+    let dir = scratch.path();
+    let (runtime, writer) = support::open(dir);
     observe(
         &writer,
         "The standup with Alex Rivera is moved to 9:30am.",
@@ -94,7 +96,7 @@ fn a_closed_writer_frees_its_ledger_for_a_reopen() {
     );
     writer.close();
     let (_store, memory) =
-        pfm_server::durable::DurableLedger::open(&dir, pfm::Config::default()).unwrap();
+        pfm_server::durable::DurableLedger::open(dir, pfm::Config::default()).unwrap();
     assert_eq!(memory.ledger().len(), 1);
     drop((writer, runtime));
 }

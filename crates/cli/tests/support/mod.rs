@@ -4,7 +4,7 @@
 #![allow(dead_code)] // each test file uses its own part of it
 
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -111,11 +111,15 @@ pub fn grep(dir: &Path, needle: &str) -> bool {
     })
 }
 
-pub fn tempdir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("pfm-server-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A fresh scratch directory `pfm-server-{name}-…` under the system's temp
+/// directory, removed with all it holds when the guard drops: at the end of
+/// the test, passed or failed (a test that spawns `pfm serve` declares it
+/// before the [`Server`], so the server is gone first).
+pub fn tempdir(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("pfm-server-{name}-"))
+        .tempdir()
+        .unwrap()
 }
 
 /// A client for one tenant (or none).

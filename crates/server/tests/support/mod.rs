@@ -2,7 +2,7 @@
 //! and writer opened as `pfm serve` opens them, and writes through it.
 #![allow(dead_code)] // each test file uses its own subset
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use pfm::{Config, Observation, WallTime};
@@ -11,11 +11,14 @@ use pfm_server::durable::DurableLedger;
 use pfm_server::writer::{Fsync, Observed, WriteOp, Writer};
 use tokio::sync::oneshot;
 
-pub fn tempdir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("pfm-server-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A fresh scratch directory `pfm-server-{name}-…` under the system's temp
+/// directory, removed with all it holds when the guard drops: at the end of
+/// the test, passed or failed.
+pub fn tempdir(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("pfm-server-{name}-"))
+        .tempdir()
+        .unwrap()
 }
 
 /// A tenant's store, runtime and writer, as `pfm serve` opens them.
