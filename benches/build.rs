@@ -7,7 +7,8 @@
 //! - `bulk_build/batch_1000`: 20,000 facts, `observe_batch` of 1,000 at a
 //!   time (the batches `pfm scale` builds its rows with).
 //! - `bulk_build/batch_10000`: the same facts, 10,000 at a time.
-//! - `bulk_build/single`: the first 2,000 of them, one `observe` each.
+//! - `bulk_build/single`: the first 2,000 of them, one commit each (a
+//!   batch of one, which is what `observe` commits).
 //!
 //! Corpus: seed 7, wide vocabulary (`shared/specs/synthetic-corpus.md`).
 //! The observations are made and the store dropped outside the timing.
@@ -19,7 +20,8 @@
 use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
-use pfm::{Config, Memory, Observation};
+use pfm::Observation;
+use pfm_harness::scale::build_in_batches;
 use pfm_synth::Vocabulary;
 
 #[global_allocator]
@@ -27,30 +29,6 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const FACTS: usize = 20_000;
 const SINGLE: usize = 2_000;
-
-/// A store built from `observations`, `batch` at a time (one `observe`
-/// each when `batch` is 1), its merges drained.
-fn build(observations: Vec<Observation>, batch: usize) -> Memory {
-    let mut memory = Memory::new(Config::default()).expect("default config is valid");
-    let mut observations = observations.into_iter();
-    loop {
-        let chunk: Vec<Observation> = observations.by_ref().take(batch).collect();
-        if chunk.is_empty() {
-            break;
-        }
-        if batch == 1 {
-            for o in chunk {
-                memory.observe(o).expect("corpus observations are valid");
-            }
-        } else {
-            memory
-                .observe_batch(chunk)
-                .expect("corpus observations are valid");
-        }
-    }
-    memory.wait_for_merges();
-    memory
-}
 
 fn bench(c: &mut Criterion) {
     let (facts, _) = pfm_synth::generate(FACTS as u64, 7, Vocabulary::Wide, 0);
@@ -67,7 +45,7 @@ fn bench(c: &mut Criterion) {
         group.bench_function(name, |b| {
             b.iter_batched(
                 || observations[..n].to_vec(),
-                |o| build(o, batch),
+                |o| build_in_batches(o, batch, None).expect("corpus observations are valid"),
                 BatchSize::PerIteration,
             )
         });

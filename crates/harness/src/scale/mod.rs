@@ -319,12 +319,33 @@ const MIB: f64 = 1024.0 * 1024.0;
 /// every `pfm scale` row (and the heap profile, `examples/heap.rs`, and the
 /// retrieval bench) builds its store.
 pub fn build(facts: &[SynthFact], encoder: Option<Box<dyn Encoder>>) -> Result<Memory> {
+    build_in_batches(facts.iter().map(SynthFact::observation), BATCH, encoder)
+}
+
+/// A fresh store holding `observations`, committed `batch` at a time (one
+/// `observe_batch` each; a batch of one is what `observe` commits) with
+/// background merges drained: [`build`] with another batch size, for the
+/// bulk-construction bench (`benches/build.rs`). `batch` is at least 1.
+pub fn build_in_batches(
+    observations: impl IntoIterator<Item = Observation>,
+    batch: usize,
+    encoder: Option<Box<dyn Encoder>>,
+) -> Result<Memory> {
+    assert!(
+        batch > 0,
+        "a build commits at least one observation a batch"
+    );
     let mut memory = Memory::new(Config::default())?;
     if let Some(encoder) = encoder {
         memory.set_encoder(encoder, false)?;
     }
-    for chunk in facts.chunks(BATCH) {
-        memory.observe_batch(chunk.iter().map(SynthFact::observation).collect())?;
+    let mut observations = observations.into_iter();
+    loop {
+        let chunk: Vec<Observation> = observations.by_ref().take(batch).collect();
+        if chunk.is_empty() {
+            break;
+        }
+        memory.observe_batch(chunk)?;
     }
     memory.wait_for_merges();
     Ok(memory)
