@@ -11,12 +11,16 @@ mod common;
 
 use common::{day, restored, rows};
 
-fn store() -> Memory {
-    Memory::new(Config {
+/// The tests' configuration: the default, with merges inline.
+fn config() -> Config {
+    Config {
         merge: MergeMode::Inline,
         ..Config::default()
-    })
-    .unwrap()
+    }
+}
+
+fn store() -> Memory {
+    Memory::new(config()).unwrap()
 }
 
 fn budget() -> Key {
@@ -389,9 +393,8 @@ fn erasure_inside_a_chain_never_reinstates_an_erased_or_displaced_value() {
 #[test]
 fn erasure_under_event_time_keeps_the_value_stated_after_an_erased_reject() {
     let mut m = Memory::new(Config {
-        merge: MergeMode::Inline,
         ordering: ChainOrder::EventTime,
-        ..Config::default()
+        ..config()
     })
     .unwrap();
     m.observe(cap_said("$10k", "Ann Lee", 69)).unwrap();
