@@ -3,10 +3,13 @@
 //! leaves no byte of the text on disk; a corrupt row refuses to open; a
 //! current checkpoint opens the same store, and any other is passed over.
 
+mod support;
+
 use std::path::Path;
 
 use pfm::{Config, Forget, Memory, Observation, Request, WallTime};
 use pfm_server::durable::{Batch, Checkpoint, DurableLedger, FILE, Source, repair};
+use support::tempdir;
 
 fn day(d: u32) -> WallTime {
     WallTime::parse(&format!("2025-06-{d:02}")).unwrap()
@@ -291,14 +294,6 @@ fn erasure_leaves_no_byte_of_the_text_in_a_checkpoint_either() {
     assert_eq!(store.source(), Source::Checkpoint);
     assert!(memory.ledger().get(id).is_none());
     assert_eq!(memory.ledger().len(), 1);
-}
-
-/// A fresh scratch directory, removed when the guard drops (passed or failed).
-fn tempdir(name: &str) -> tempfile::TempDir {
-    tempfile::Builder::new()
-        .prefix(&format!("pfm-durable-{name}-"))
-        .tempdir()
-        .unwrap()
 }
 
 #[test]
