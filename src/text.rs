@@ -239,11 +239,8 @@ pub fn content_tokens(normalized: &str) -> impl Iterator<Item = &str> {
 /// terms, a lookup of a name's postings, the abstention gate's coverage —
 /// goes through this one function, so the two sides always agree.
 pub fn index_form(token: &str, stem: bool) -> std::borrow::Cow<'_, str> {
-    static STEMMER: std::sync::LazyLock<rust_stemmers::Stemmer> = std::sync::LazyLock::new(|| {
-        rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English)
-    });
     if is_stemmed(token, stem) {
-        STEMMER.stem(token)
+        english_stem(token)
     } else {
         std::borrow::Cow::Borrowed(token)
     }
@@ -252,6 +249,14 @@ pub fn index_form(token: &str, stem: bool) -> std::borrow::Cow<'_, str> {
 /// Whether [`index_form`] stems `token`: a plain lowercase ASCII word.
 fn is_stemmed(token: &str, stem: bool) -> bool {
     stem && token.bytes().all(|b| b.is_ascii_lowercase())
+}
+
+/// The English Snowball stem of a word [`is_stemmed`] accepts.
+fn english_stem(word: &str) -> std::borrow::Cow<'_, str> {
+    static STEMMER: std::sync::LazyLock<rust_stemmers::Stemmer> = std::sync::LazyLock::new(|| {
+        rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English)
+    });
+    STEMMER.stem(word)
 }
 
 /// How many words a thread's stem cache ([`push_index_form`]) holds before
@@ -281,7 +286,7 @@ pub fn push_index_form(token: &str, stem: bool, out: &mut String) {
         return;
     }
     if token.len() > STEM_CACHE_WORD {
-        out.push_str(&index_form(token, stem));
+        out.push_str(&english_stem(token));
         return;
     }
     STEMS.with_borrow_mut(|stems| {
@@ -289,7 +294,7 @@ pub fn push_index_form(token: &str, stem: bool, out: &mut String) {
             out.push_str(form);
             return;
         }
-        let form = index_form(token, stem);
+        let form = english_stem(token);
         out.push_str(&form);
         if stems.len() >= STEM_CACHE {
             stems.clear();
