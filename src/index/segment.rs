@@ -243,21 +243,90 @@ pub const DENSE: usize = 64;
 const SPARSE: u32 = u32::MAX;
 
 /// The words of a document's record header in `Segment::records`, by
-/// position; the graph nodes follow it, then the `[term id, packed tf]`
-/// pairs (invariant 5).
+/// position; the graph nodes follow it, then the term entries (invariant 5,
+/// [`entry`]).
 mod header {
     /// Anchored recency (an `f64`): its low 32 bits.
     pub const RECENCY_LO: usize = 0;
     /// Anchored recency: its high 32 bits.
     pub const RECENCY_HI: usize = 1;
-    /// Length under the store's field weights (`f32` bits).
-    pub const LEN: usize = 2;
     /// How many graph nodes follow the header.
-    pub const NODES: usize = 3;
-    /// How many `[term id, packed tf]` pairs follow the nodes.
-    pub const TERMS: usize = 4;
+    pub const NODES: usize = 2;
+    /// How many terms the record lists (one entry word each); their
+    /// overflow words fill the record up to the next one's start.
+    pub const TERMS: usize = 3;
     /// The header's size in words.
-    pub const WORDS: usize = 5;
+    pub const WORDS: usize = 4;
+}
+
+/// A document's terms in its record: one entry word per term, by ascending
+/// term id, then overflow words for the few terms that need them. Half the
+/// eight bytes an `[id, tf]` pair took (issue 24).
+///
+/// An entry is `id << 3 | fields`, so a scan compares ids without decoding
+/// and steps one word at a time: each next address is known before the
+/// last word is read. With `fields` non-zero, the term is once in each field
+/// whose bit is set and nowhere else (almost every term of a short fact).
+/// With `fields` 0, its frequencies are in the overflow, packed
+/// little-endian, one word per such entry in entry order. An id from
+/// [`entry::HUGE`] up does not fit: its entry is `HUGE << 3` and its overflow is
+/// two words, the id and the frequencies. Ids ascend, so such entries come
+/// last and every other entry's overflow word is at the count of
+/// `fields`-0 entries before it.
+mod entry {
+    use super::FIELDS;
+
+    /// The smallest id whose entry cannot hold it.
+    pub const HUGE: u32 = (1 << 29) - 1;
+
+    /// Appends the entry of term `tid` with frequencies `tf` to `entries`,
+    /// and its overflow, if any, to `overflow`.
+    pub fn push(entries: &mut Vec<u32>, overflow: &mut Vec<u32>, tid: u32, tf: [u8; FIELDS]) {
+        let [t0, t1, t2] = tf;
+        let packed = u32::from_le_bytes([t0, t1, t2, 0]);
+        if tid >= HUGE {
+            entries.push(HUGE << 3);
+            overflow.extend([tid, packed]);
+            return;
+        }
+        let fields = tf
+            .iter()
+            .enumerate()
+            .try_fold(0u32, |bits, (f, &t)| match t {
+                0 => Some(bits),
+                1 => Some(bits | 1 << f),
+                _ => None,
+            });
+        match fields {
+            Some(bits) if bits != 0 => entries.push(tid << 3 | bits),
+            _ => {
+                entries.push(tid << 3);
+                overflow.push(packed);
+            }
+        }
+    }
+
+    /// The frequencies of a term whose entry has field bits `fields`.
+    pub const ONCE_IN: [[u8; FIELDS]; 8] = {
+        let mut table = [[0; FIELDS]; 8];
+        let mut fields = 0;
+        while fields < 8 {
+            table[fields] = [
+                fields as u8 & 1,
+                fields as u8 >> 1 & 1,
+                fields as u8 >> 2 & 1,
+            ];
+            fields += 1;
+        }
+        table
+    };
+
+    /// Frequencies packed little-endian in an overflow word.
+    #[inline]
+    pub fn unpack(w: u32) -> [u8; FIELDS] {
+        let [t0, t1, t2, _] = w.to_le_bytes();
+        [t0, t1, t2]
+    }
 }
 
 /// A document's record: what the ranker reads per candidate besides its
@@ -266,12 +335,14 @@ mod header {
 pub struct DocRecord<'a> {
     /// Anchored recency (invariant 4).
     pub recency: f64,
-    /// Length under the store's field weights (as in [`Segment::dl`]).
-    pub len: f32,
     /// Graph nodes of its entities and participants.
     pub nodes: &'a [NodeId],
-    /// `[term id, tf packed little-endian]` pairs by ascending term id.
+    /// Its term entries, one per term by ascending id ([`entry`]).
     terms: &'a [u32],
+    /// The overflow words of those entries that need them ([`entry`]),
+    /// first; the slice runs on through the records after this one, of
+    /// which nothing reads.
+    overflow: &'a [u32],
 }
 
 /// A dense term's bitmap in one segment (invariant 6): bit `d` is set
@@ -291,24 +362,50 @@ impl DocRecord<'_> {
     /// The document's per-field frequencies of a term id, if it has the term.
     #[inline]
     pub fn tf(&self, tid: u32) -> Option<[u8; FIELDS]> {
+        if tid >= entry::HUGE {
+            return self.huge_tf(tid);
+        }
         // A fact has a few dozen terms at most: a scan beats a binary search.
-        for pair in self.terms.chunks_exact(2) {
-            if pair[0] >= tid {
-                if pair[0] > tid {
+        // A huge id's entry (`HUGE << 3`) is above every id that gets here.
+        for (i, &w) in self.terms.iter().enumerate() {
+            if w >> 3 >= tid {
+                if w >> 3 != tid {
                     return None;
                 }
-                let [t0, t1, t2, _] = pair[1].to_le_bytes();
-                return Some([t0, t1, t2]);
+                return Some(match w & 7 {
+                    0 => {
+                        let before = self.terms[..i].iter().filter(|&&e| e & 7 == 0).count();
+                        entry::unpack(self.overflow[before])
+                    }
+                    fields => entry::ONCE_IN[fields as usize],
+                });
             }
         }
         None
     }
 
+    /// [`DocRecord::tf`] of an id from [`entry::HUGE`] up: out of line, so
+    /// that the common scan stays small enough to inline into the scorer.
+    #[cold]
+    #[inline(never)]
+    fn huge_tf(&self, tid: u32) -> Option<[u8; FIELDS]> {
+        self.terms().find(|&(t, _)| t == tid).map(|(_, tf)| tf)
+    }
+
     /// Every `(term id, tf)` of the document, by ascending term id.
     pub fn terms(&self) -> impl Iterator<Item = (u32, [u8; FIELDS])> + '_ {
-        self.terms.chunks_exact(2).map(|pair| {
-            let [t0, t1, t2, _] = pair[1].to_le_bytes();
-            (pair[0], [t0, t1, t2])
+        let mut overflow = self.overflow;
+        self.terms.iter().map(move |&w| {
+            let mut next = || {
+                let (&first, rest) = overflow.split_first().expect("an overflow word per entry");
+                overflow = rest;
+                first
+            };
+            match (w >> 3, w & 7) {
+                (key, 0) if key < entry::HUGE => (key, entry::unpack(next())),
+                (_, 0) => (next(), entry::unpack(next())),
+                (key, fields) => (key, entry::ONCE_IN[fields as usize]),
+            }
         })
     }
 }
@@ -477,8 +574,8 @@ pub struct Segment {
     min_lens: Vec<[u16; FIELDS]>,
     postings: Vec<Posting>,
     /// Per document, in one place so that a candidate costs one cache miss:
-    /// a header (see `header`), its graph nodes, then its `[term id,
-    /// packed tf]` pairs (invariant 5).
+    /// a header (see `header`), its graph nodes, then its term entries
+    /// (invariant 5, [`entry`]).
     records: Vec<u32>,
     field_len_sums: [u64; FIELDS],
 }
@@ -544,6 +641,7 @@ impl Segment {
         let mut use_lin: Vec<f64> = Vec::with_capacity(n);
         let mut records = Vec::new();
         let mut doc_terms: Vec<(u32, [u8; FIELDS])> = Vec::new();
+        let mut overflow = Vec::new();
         for (d, doc) in docs.iter().enumerate() {
             let d = d as u32;
             doc_terms.clear();
@@ -567,21 +665,21 @@ impl Segment {
             }
             recs.push(rec);
             let rec = rec.to_bits();
-            let len = doc_len(params.field_weights, l);
-            dl.push(len);
+            dl.push(doc_len(params.field_weights, l));
             starts.push(records.len() as u32);
             let mut head = [0u32; header::WORDS];
             head[header::RECENCY_LO] = rec as u32;
             head[header::RECENCY_HI] = (rec >> 32) as u32;
-            head[header::LEN] = len.to_bits();
             head[header::NODES] = doc.nodes.len() as u32;
             head[header::TERMS] = doc_terms.len() as u32;
             records.extend(head);
             records.extend_from_slice(&doc.nodes);
             doc_terms.sort_unstable_by_key(|e| e.0);
-            for &(tid, [t0, t1, t2]) in &doc_terms {
-                records.extend([tid, u32::from_le_bytes([t0, t1, t2, 0])]);
+            overflow.clear();
+            for &(tid, tf) in &doc_terms {
+                entry::push(&mut records, &mut overflow, tid, tf);
             }
+            records.extend_from_slice(&overflow);
         }
         let Dictionary {
             mut terms,
@@ -848,16 +946,19 @@ impl Segment {
     #[inline]
     pub fn record(&self, doc: u32) -> DocRecord<'_> {
         let start = self.starts[doc as usize] as usize;
+        // Not cut at the record's end: that would cost reading the next
+        // start, and the entries say how many overflow words are this one's.
         let (head, body) = self.records[start..].split_at(header::WORDS);
-        let (nodes, pairs) = (head[header::NODES] as usize, head[header::TERMS] as usize);
-        let (nodes, terms) = body[..nodes + 2 * pairs].split_at(nodes);
+        let (nodes, terms) = (head[header::NODES] as usize, head[header::TERMS] as usize);
+        let (nodes, body) = body.split_at(nodes);
+        let (terms, overflow) = body.split_at(terms);
         DocRecord {
             recency: f64::from_bits(
                 u64::from(head[header::RECENCY_LO]) | u64::from(head[header::RECENCY_HI]) << 32,
             ),
-            len: f32::from_bits(head[header::LEN]),
             nodes,
             terms,
+            overflow,
         }
     }
 
@@ -1102,6 +1203,45 @@ mod tests {
         }
         assert_eq!(pairs, seg.postings.len());
         assert_eq!(seg.record(1).tf(seg.term("cafe").unwrap()), Some([2, 0, 0]));
+    }
+
+    proptest::proptest! {
+        /// Term entries read back as written, by id and in order: one
+        /// entry word each, and overflow words for a term more than once in
+        /// a field or in none (one) and for a huge id (two).
+        #[test]
+        fn term_entries_read_back_in_either_form(
+            entries in proptest::collection::btree_map(
+                proptest::prop_oneof![0..64u32, entry::HUGE - 2..=entry::HUGE + 2, proptest::num::u32::ANY],
+                proptest::array::uniform3(proptest::prop_oneof![0..=2u8, proptest::num::u8::ANY]),
+                0..24,
+            ),
+            absent in proptest::prop_oneof![0..64u32, entry::HUGE - 2..=entry::HUGE + 2, proptest::num::u32::ANY],
+        ) {
+            let (mut terms, mut overflow) = (Vec::new(), Vec::new());
+            let mut expected_overflow = 0;
+            for (&tid, &tf) in &entries {
+                entry::push(&mut terms, &mut overflow, tid, tf);
+                let once = tf.iter().all(|&t| t <= 1) && tf != [0; FIELDS];
+                expected_overflow += match (tid >= entry::HUGE, once) {
+                    (true, _) => 2,
+                    (false, true) => 0,
+                    (false, false) => 1,
+                };
+            }
+            proptest::prop_assert_eq!(terms.len(), entries.len());
+            proptest::prop_assert_eq!(overflow.len(), expected_overflow);
+            let record = DocRecord { recency: 0.0, nodes: &[], terms: &terms, overflow: &overflow };
+            let read: Vec<_> = record.terms().collect();
+            let written: Vec<_> = entries.iter().map(|(&t, &tf)| (t, tf)).collect();
+            proptest::prop_assert_eq!(read, written);
+            for (&tid, &tf) in &entries {
+                proptest::prop_assert_eq!(record.tf(tid), Some(tf));
+            }
+            if !entries.contains_key(&absent) {
+                proptest::prop_assert_eq!(record.tf(absent), None);
+            }
+        }
     }
 
     #[test]
