@@ -5,6 +5,7 @@
 //! - [`segment`]: an immutable segment — postings over the three BM25F fields
 //!   (text, entities, participants), per-term presence counts, per-document
 //!   lengths, recency, usage and graph nodes.
+//! - [`postings`]: a segment's postings, four bytes each for most.
 //! - [`terms`]: a segment's term table (names end to end, ids by name).
 //! - [`presence`]: a segment's per-term presence counts, one word for most terms.
 //! - [`deletes`]: the copy-on-write bitset of a segment's deleted documents.
@@ -23,6 +24,7 @@
 pub mod corpus;
 pub mod deletes;
 pub mod inputs;
+pub mod postings;
 pub mod prefetch;
 pub mod presence;
 pub mod segment;

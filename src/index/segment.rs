@@ -36,6 +36,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::deletes::DeleteSet;
 use super::inputs::IndexInputs;
+use super::postings::{ONCE_IN, PackedPostings, Postings};
 use super::prefetch::prefetch;
 use super::presence::Presence;
 use super::terms::Terms;
@@ -275,6 +276,7 @@ mod header {
 /// `fields`-0 entries before it.
 mod entry {
     use super::FIELDS;
+    use crate::index::postings::once_in;
 
     /// The smallest id whose entry cannot hold it.
     pub const HUGE: u32 = (1 << 29) - 1;
@@ -289,37 +291,14 @@ mod entry {
             overflow.extend([tid, packed]);
             return;
         }
-        let fields = tf
-            .iter()
-            .enumerate()
-            .try_fold(0u32, |bits, (f, &t)| match t {
-                0 => Some(bits),
-                1 => Some(bits | 1 << f),
-                _ => None,
-            });
-        match fields {
-            Some(bits) if bits != 0 => entries.push(tid << 3 | bits),
-            _ => {
+        match once_in(tf) {
+            Some(bits) => entries.push(tid << 3 | bits),
+            None => {
                 entries.push(tid << 3);
                 overflow.push(packed);
             }
         }
     }
-
-    /// The frequencies of a term whose entry has field bits `fields`.
-    pub const ONCE_IN: [[u8; FIELDS]; 8] = {
-        let mut table = [[0; FIELDS]; 8];
-        let mut fields = 0;
-        while fields < 8 {
-            table[fields] = [
-                fields as u8 & 1,
-                fields as u8 >> 1 & 1,
-                fields as u8 >> 2 & 1,
-            ];
-            fields += 1;
-        }
-        table
-    };
 
     /// Frequencies packed little-endian in an overflow word.
     #[inline]
@@ -377,7 +356,7 @@ impl DocRecord<'_> {
                         let before = self.terms[..i].iter().filter(|&&e| e & 7 == 0).count();
                         entry::unpack(self.overflow[before])
                     }
-                    fields => entry::ONCE_IN[fields as usize],
+                    fields => ONCE_IN[fields as usize],
                 });
             }
         }
@@ -404,7 +383,7 @@ impl DocRecord<'_> {
             match (w >> 3, w & 7) {
                 (key, 0) if key < entry::HUGE => (key, entry::unpack(next())),
                 (_, 0) => (next(), entry::unpack(next())),
-                (key, fields) => (key, entry::ONCE_IN[fields as usize]),
+                (key, fields) => (key, ONCE_IN[fields as usize]),
             }
         })
     }
@@ -572,7 +551,7 @@ pub struct Segment {
     /// Per term, the smallest length of each field among its documents
     /// (a lower bound on their BM25F length under any field weights).
     min_lens: Vec<[u16; FIELDS]>,
-    postings: Vec<Posting>,
+    postings: PackedPostings,
     /// Per document, in one place so that a candidate costs one cache miss:
     /// a header (see `header`), its graph nodes, then its term entries
     /// (invariant 5, [`entry`]).
@@ -719,14 +698,16 @@ impl Segment {
             })
             .collect();
         bitmaps.shrink_to_fit();
-        let mut postings = Vec::with_capacity(lists.iter().map(Vec::len).sum());
         let mut posting_starts = Vec::with_capacity(lists.len() + 1);
         posting_starts.push(0);
-        for list in lists {
-            postings.extend_from_slice(&list);
-            posting_starts.push(postings.len() as u32);
+        for list in &lists {
+            posting_starts.push(posting_starts[posting_starts.len() - 1] + list.len() as u32);
         }
+        let postings = PackedPostings::new(lists.into_iter().flatten());
         let chunk_rec = postings
+            .all()
+            .iter()
+            .collect::<Vec<_>>()
             .chunks(CHUNK)
             .map(|chunk: &[Posting]| {
                 chunk
@@ -913,9 +894,10 @@ impl Segment {
 
     /// Postings of a term id.
     #[inline]
-    pub fn postings(&self, tid: u32) -> &[Posting] {
+    pub fn postings(&self, tid: u32) -> Postings<'_> {
         let t = tid as usize;
-        &self.postings[self.posting_starts[t] as usize..self.posting_starts[t + 1] as usize]
+        self.postings
+            .slice(self.posting_starts[t] as usize..self.posting_starts[t + 1] as usize)
     }
 
     /// Presence counts of a term id (invariant 3).
@@ -1186,13 +1168,17 @@ mod tests {
             let terms: Vec<_> = view.terms().collect();
             assert!(terms.windows(2).all(|w| w[0].0 < w[1].0), "ascending");
             for (tid, tf) in terms {
-                assert!(seg.postings(tid).contains(&Posting { doc: d, tf }));
+                assert!(
+                    seg.postings(tid)
+                        .iter()
+                        .any(|p| p == Posting { doc: d, tf })
+                );
                 assert_eq!(view.tf(tid), Some(tf));
                 pairs += 1;
             }
         }
         for tid in 0..seg.term_count() as u32 {
-            for posting in seg.postings(tid) {
+            for posting in seg.postings(tid).iter() {
                 assert_eq!(seg.record(posting.doc).tf(tid), Some(posting.tf));
             }
             for d in 0..seg.len() as u32 {
@@ -1277,7 +1263,8 @@ mod tests {
                 assert!(seg.record(p.doc).recency <= seg.chunk_rec((start + j) / CHUNK));
             }
         }
-        for (i, chunk) in seg.postings.chunks(CHUNK).enumerate() {
+        let all: Vec<Posting> = seg.postings.all().iter().collect();
+        for (i, chunk) in all.chunks(CHUNK).enumerate() {
             let top = chunk
                 .iter()
                 .map(|p| seg.record(p.doc).recency)
@@ -1336,8 +1323,10 @@ mod tests {
         assert_eq!(remaps, vec![vec![0, 2], vec![u32::MAX, 1]]);
         assert!(m.term("beta").is_none());
         assert_eq!(
-            m.postings(m.term("gamma").unwrap()),
-            &[Posting {
+            m.postings(m.term("gamma").unwrap())
+                .iter()
+                .collect::<Vec<_>>(),
+            [Posting {
                 doc: 1,
                 tf: [1, 0, 0]
             }]
@@ -1401,7 +1390,10 @@ mod tests {
         assert_eq!(names.len(), merged.term_names().len());
         for name in names {
             let (x, y) = (fresh.term(name).unwrap(), merged.term(name).unwrap());
-            assert_eq!(fresh.postings(x), merged.postings(y), "{name}");
+            assert!(
+                fresh.postings(x).iter().eq(merged.postings(y).iter()),
+                "{name}"
+            );
             assert_eq!(fresh.presence(x), merged.presence(y));
             assert_eq!(fresh.max_tf[x as usize], merged.max_tf[y as usize]);
             assert_eq!(fresh.min_lens[x as usize], merged.min_lens[y as usize]);

@@ -10,8 +10,9 @@
 
 use std::ops::Range;
 
+use crate::index::Segment;
+use crate::index::postings::Postings;
 use crate::index::segment::{Bitmap, CHUNK};
-use crate::index::{Posting, Segment};
 
 /// One query term's postings in one segment.
 #[derive(Clone, Copy, Debug)]
@@ -21,7 +22,7 @@ pub struct TermCursor<'s> {
     /// The term's id in the segment (what a document record's pairs name).
     pub term: u32,
     /// Its postings, by ascending local document.
-    pub postings: &'s [Posting],
+    pub postings: Postings<'s>,
     /// The most the term adds to one document's BM25F in this segment.
     pub upper_bound: f32,
     /// Its largest merged frequency `Σ α_F · tf_F` in this segment, from the

@@ -245,7 +245,7 @@ impl MaxScore<'_, '_> {
             }
             let segment = &*view.segment;
             let partials = &mut scratch.partials[view.base as usize..];
-            for posting in cursor.postings {
+            for posting in cursor.postings.iter() {
                 let partial = &mut partials[posting.doc as usize];
                 if partial.is_complete() {
                     continue;
@@ -406,7 +406,7 @@ impl MaxScore<'_, '_> {
                         continue;
                     }
                 }
-                let posting = cursor.postings[i];
+                let posting = cursor.postings.get(i);
                 if let Some(best) = exact_best
                     && !scratch.top.admits(best, || segment.fact_id(posting.doc))
                 {

@@ -274,7 +274,7 @@ fn latest_about(active: &Corpus, params: &ScoreParams, name: &str) -> Option<Wal
         else {
             continue; // some token of the name is absent: no fact here names it
         };
-        for p in segment.postings(tid) {
+        for p in segment.postings(tid).iter() {
             if p.tf[ENTITY_FIELD] == 0 || view.deletes.contains(p.doc) {
                 continue;
             }
