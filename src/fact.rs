@@ -300,7 +300,8 @@ impl FactBody {
             .fold(0u64, u64::wrapping_add);
         Said {
             at: self.stated_at,
-            among,
+            // The sum's high half: Fx hashes mix the most into their high bits.
+            among: (among >> 32) as u32,
         }
     }
 
@@ -316,15 +317,17 @@ impl FactBody {
 }
 
 /// When a fact was said and a hash of the set of its participants (order
-/// and repeats aside): sixteen bytes an index keeps per document, so that
+/// and repeats aside): twelve bytes an index keeps per document, so that
 /// conversation context can rule out most neighbours without their bodies.
+/// The hash is a filter ([`Said::may_be_beside`]), so 32 bits of it are
+/// enough: a collision costs one body comparison.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Said {
     /// When it was stated.
     pub at: WallTime,
-    /// The wrapping sum of a hash of each distinct participant: equal for
-    /// facts said among the same set.
-    pub among: u64,
+    /// The high half of the wrapping sum of a hash of each distinct
+    /// participant: equal for facts said among the same set.
+    pub among: u32,
 }
 
 impl Said {

@@ -5,6 +5,7 @@
 //! - [`segment`]: an immutable segment — postings over the three BM25F fields
 //!   (text, entities, participants), per-term presence counts, per-document
 //!   lengths, recency, usage and graph nodes.
+//! - [`fact_ids`]: a segment's fact ids, four bytes each while they fit.
 //! - [`postings`]: a segment's postings, four bytes each for most.
 //! - [`terms`]: a segment's term table (names end to end, ids by name).
 //! - [`presence`]: a segment's per-term presence counts, one word for most terms.
@@ -23,6 +24,7 @@
 
 pub mod corpus;
 pub mod deletes;
+pub mod fact_ids;
 pub mod inputs;
 pub mod postings;
 pub mod prefetch;

@@ -35,6 +35,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::deletes::DeleteSet;
+use super::fact_ids::FactIds;
 use super::inputs::IndexInputs;
 use super::postings::{ONCE_IN, PackedPostings, Postings};
 use super::prefetch::prefetch;
@@ -508,10 +509,13 @@ impl Dictionary {
 pub struct Segment {
     /// Unique per process; merge bookkeeping refers to segments by it.
     pub id: u64,
-    fact_ids: Vec<FactId>,
+    fact_ids: FactIds,
     bodies: Vec<Arc<FactBody>>,
-    /// Per document, when and among whom it was said ([`FactBody::said`]).
-    said: Vec<Said>,
+    /// Per document, when it was said ([`FactBody::said`]), and a hash of
+    /// among whom: two columns, twelve bytes a document where a `Said`
+    /// pads to sixteen.
+    said_at: Vec<WallTime>,
+    said_among: Vec<u32>,
     /// The documents' dense vectors, laid out for the exact scan (see
     /// [`Matrix`]): the only copy the store keeps of a listed fact's vectors.
     matrix: Matrix,
@@ -721,9 +725,10 @@ impl Segment {
         }
         Segment {
             id: NEXT_SEGMENT_ID.fetch_add(1, Ordering::Relaxed),
-            fact_ids: docs.iter().map(|d| d.body.id).collect(),
+            fact_ids: FactIds::new(docs.iter().map(|d| d.body.id).collect()),
             bodies: docs.iter().map(|d| d.body.clone()).collect(),
-            said: docs.iter().map(|d| d.body.said()).collect(),
+            said_at: docs.iter().map(|d| d.body.stated_at).collect(),
+            said_among: docs.iter().map(|d| d.body.said().among).collect(),
             matrix: Matrix::of(&docs),
             lens,
             dl,
@@ -823,7 +828,7 @@ impl Segment {
     /// The fact of a local document.
     #[inline]
     pub fn fact_id(&self, doc: u32) -> FactId {
-        self.fact_ids[doc as usize]
+        self.fact_ids.get(doc)
     }
 
     /// The body of a local document.
@@ -835,12 +840,15 @@ impl Segment {
     /// When and among whom a local document was said.
     #[inline]
     pub fn said(&self, doc: u32) -> Said {
-        self.said[doc as usize]
+        Said {
+            at: self.said_at[doc as usize],
+            among: self.said_among[doc as usize],
+        }
     }
 
     /// The local document of a fact, if the segment holds one.
     pub fn find(&self, fact: FactId) -> Option<u32> {
-        self.fact_ids.binary_search(&fact).ok().map(|d| d as u32)
+        self.fact_ids.find(fact)
     }
 
     /// Rebuilds the input of a local document (for merges): its attributes
