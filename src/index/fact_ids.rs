@@ -21,11 +21,14 @@ pub enum FactIds {
 }
 
 impl FactIds {
-    /// The ids, ascending, in the narrow form when they all fit.
-    pub fn new(ids: Vec<FactId>) -> FactIds {
-        match ids.iter().map(|id| u32::try_from(id.0)).collect() {
-            Ok(narrow) => FactIds::Narrow(narrow),
-            Err(_) => FactIds::Wide(ids),
+    /// The ids, ascending, in the narrow form when they all fit (read
+    /// twice rather than collected twice).
+    pub fn new(ids: impl Iterator<Item = FactId> + Clone) -> FactIds {
+        let narrow = |id: FactId| u32::try_from(id.0).ok();
+        if ids.clone().all(|id| narrow(id).is_some()) {
+            FactIds::Narrow(ids.filter_map(narrow).collect())
+        } else {
+            FactIds::Wide(ids.collect())
         }
     }
 
@@ -78,7 +81,7 @@ mod tests {
             absent in prop_oneof![0..1_000u64, (1u64 << 32) - 2..(1 << 32) + 2, any::<u64>()],
         ) {
             let ids: Vec<FactId> = ids.into_iter().map(FactId).collect();
-            let held = FactIds::new(ids.clone());
+            let held = FactIds::new(ids.iter().copied());
             prop_assert_eq!(
                 matches!(held, FactIds::Narrow(_)),
                 ids.iter().all(|id| id.0 <= u64::from(u32::MAX))

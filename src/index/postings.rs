@@ -22,7 +22,9 @@
 
 use super::segment::{FIELDS, Posting};
 
-/// The smallest document id a posting word cannot hold.
+/// The smallest id that the one-word forms do not hold: a posting's
+/// document id here, a term id in a segment record's entries (which use
+/// `HUGE << 3` to mark an entry that holds its id elsewhere).
 pub const HUGE: u32 = (1 << 29) - 1;
 
 /// The frequencies of a term once in each field whose bit is set.
@@ -119,11 +121,6 @@ impl PackedPostings {
     pub fn all(&self) -> Postings<'_> {
         self.slice(0..self.len())
     }
-
-    /// The heap bytes held.
-    pub fn bytes(&self) -> usize {
-        self.words.len() * size_of::<u32>() + self.overflow.len() * size_of::<Overflow>()
-    }
 }
 
 /// Consecutive postings of a segment (one term's, as a rule).
@@ -215,7 +212,9 @@ mod tests {
             let read: Vec<Posting> = packed.all().iter().collect();
             prop_assert_eq!(&read, &postings);
             let one_word = postings.iter().filter(|p| p.doc < HUGE && once_in(p.tf).is_some()).count();
-            prop_assert_eq!(packed.bytes(), 4 * postings.len() + 12 * (postings.len() - one_word));
+            prop_assert_eq!(packed.words.len(), postings.len());
+            prop_assert_eq!(packed.overflow.len(), postings.len() - one_word);
+            prop_assert_eq!(size_of::<Overflow>(), 12);
             let from = if postings.is_empty() { 0 } else { cut.index(postings.len()) };
             let tail = packed.slice(from..postings.len());
             for (i, p) in postings[from..].iter().enumerate() {

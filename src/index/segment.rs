@@ -279,8 +279,9 @@ mod entry {
     use super::FIELDS;
     use crate::index::postings::once_in;
 
-    /// The smallest id whose entry cannot hold it.
-    pub const HUGE: u32 = (1 << 29) - 1;
+    /// The smallest id whose entry cannot hold it (`HUGE << 3` marks
+    /// such an entry).
+    pub use crate::index::postings::HUGE;
 
     /// Appends the entry of term `tid` with frequencies `tf` to `entries`,
     /// and its overflow, if any, to `overflow`.
@@ -707,25 +708,24 @@ impl Segment {
         for list in &lists {
             posting_starts.push(posting_starts[posting_starts.len() - 1] + list.len() as u32);
         }
+        // Per chunk of CHUNK postings (of any terms, in list order), its
+        // documents' newest recency: read from the lists as built, before
+        // they are packed.
+        let mut chunk_rec: Vec<f64> = Vec::new();
+        for (i, p) in lists.iter().flatten().enumerate() {
+            let rec = recs[p.doc as usize];
+            match chunk_rec.last_mut() {
+                Some(max) if i % CHUNK != 0 => *max = max.max(rec),
+                _ => chunk_rec.push(rec),
+            }
+        }
         let postings = PackedPostings::new(lists.into_iter().flatten());
-        let chunk_rec = postings
-            .all()
-            .iter()
-            .collect::<Vec<_>>()
-            .chunks(CHUNK)
-            .map(|chunk: &[Posting]| {
-                chunk
-                    .iter()
-                    .map(|p| recs[p.doc as usize])
-                    .fold(0.0, f64::max)
-            })
-            .collect();
         if use_lin.iter().all(|&u| u == 0.0) {
             use_lin = Vec::new();
         }
         Segment {
             id: NEXT_SEGMENT_ID.fetch_add(1, Ordering::Relaxed),
-            fact_ids: FactIds::new(docs.iter().map(|d| d.body.id).collect()),
+            fact_ids: FactIds::new(docs.iter().map(|d| d.body.id)),
             bodies: docs.iter().map(|d| d.body.clone()).collect(),
             said_at: docs.iter().map(|d| d.body.stated_at).collect(),
             said_among: docs.iter().map(|d| d.body.said().among).collect(),
