@@ -3,8 +3,9 @@
 //! makes absorption checks a merge of two short sorted arrays instead of a
 //! re-normalization of every candidate.
 //!
-//! Tokens are compared by 64-bit hash; two different tokens collide with
-//! probability about 2^-64 per comparison.
+//! Tokens are compared by hash: a store keeps 32 bits of each, and a
+//! match on those is confirmed on 64 bits ([`Signature`]), where two
+//! different tokens collide with probability about 2^-64 per comparison.
 
 use std::hash::BuildHasher;
 
@@ -61,25 +62,36 @@ fn value_hashes(raw: &str, normalized: &str) -> Vec<u64> {
 /// words). Both lie in one allocation, values first: a store keeps one
 /// signature per current fact, and two boxes cost a second allocation and
 /// 16 bytes more each (issue 24's heap table).
+///
+/// A store keeps each signature with 32-bit hashes ([`Signature`], folded
+/// from the 64-bit ones): half the bytes, and still a filter with no false
+/// negatives for what absorption asks first, since hashing keeps equal
+/// sets equal and a subset a subset. Only a candidate that passes it is
+/// confirmed on [`Exact`] signatures, recomputed from both texts, so a
+/// 32-bit collision can never absorb a fact (issue 24).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Signature {
+pub struct Signature<H = u32> {
     /// Text hash ([`text_hash`]), for the duplicate check: 32 bits, so a
     /// signature slot is 24 bytes.
     pub text: u32,
     values: u32,
     /// The value hashes (`..values`), then the content hashes.
-    hashes: Box<[u64]>,
+    hashes: Box<[H]>,
 }
 
-fn sorted(mut hashes: Vec<u64>) -> Vec<u64> {
+/// A signature on 64-bit token hashes, computed when admission must be
+/// sure; two different tokens collide with probability about 2^-64.
+pub type Exact = Signature<u64>;
+
+fn sorted<H: Ord>(mut hashes: Vec<H>) -> Vec<H> {
     hashes.sort_unstable();
     hashes.dedup();
     hashes
 }
 
-impl Signature {
+impl Exact {
     /// The signature of a text, given as observed and [`text::normalize`]d.
-    pub fn of(raw: &str, normalized: &str) -> Self {
+    pub fn new(raw: &str, normalized: &str) -> Self {
         let mut hashes = sorted(value_hashes(raw, normalized));
         let values = u32::try_from(hashes.len()).expect("a text has fewer than 2^32 tokens");
         let content = text::content_tokens(normalized).map(|t| FxBuildHasher.hash_one(t));
@@ -91,21 +103,45 @@ impl Signature {
         }
     }
 
-    fn values(&self) -> &[u64] {
-        &self.hashes[..self.values as usize]
+    /// The signature as a store keeps it: each hash folded to 32 bits, each
+    /// part sorted and de-duplicated again.
+    pub fn compact(&self) -> Signature {
+        let fold = |part: &[u64]| sorted(part.iter().map(|&h| super::id_lists::fold(h)).collect());
+        let mut hashes = fold(self.values());
+        let values = hashes.len() as u32; // at most `self.values`
+        hashes.extend(fold(self.content()));
+        Signature {
+            text: self.text,
+            hashes: hashes.into(),
+            values,
+        }
     }
+}
 
-    fn content(&self) -> &[u64] {
-        &self.hashes[self.values as usize..]
+impl Signature {
+    /// The stored signature of a text, given as observed and
+    /// [`text::normalize`]d: [`Exact::new`], [`Exact::compact`]ed.
+    pub fn of(raw: &str, normalized: &str) -> Self {
+        Exact::new(raw, normalized).compact()
     }
 
     /// Hash of the value-bearing tokens, bucketing absorption candidates.
     pub fn value_hash(&self) -> u64 {
         FxBuildHasher.hash_one(self.values())
     }
+}
+
+impl<H: Ord> Signature<H> {
+    fn values(&self) -> &[H] {
+        &self.hashes[..self.values as usize]
+    }
+
+    fn content(&self) -> &[H] {
+        &self.hashes[self.values as usize..]
+    }
 
     /// Whether both texts carry the same value-bearing tokens.
-    pub fn same_values(&self, other: &Signature) -> bool {
+    pub fn same_values(&self, other: &Self) -> bool {
         self.values() == other.values()
     }
 
@@ -113,14 +149,14 @@ impl Signature {
     /// restates `other` (perhaps more briefly) and says nothing it lacks.
     /// "X is head of state" is not contained in "X is head of government",
     /// however many words they share.
-    pub fn contained_in(&self, other: &Signature) -> bool {
+    pub fn contained_in(&self, other: &Self) -> bool {
         let mut theirs = other.content().iter();
         self.content().iter().all(|t| theirs.any(|o| o == t))
     }
 
     /// Token Jaccard similarity of the content tokens, `|A ∩ B| / |A ∪ B|`;
     /// 1.0 for two empty sets.
-    pub fn jaccard(&self, other: &Signature) -> f64 {
+    pub fn jaccard(&self, other: &Self) -> f64 {
         let (a, b) = (self.content(), other.content());
         if a.is_empty() && b.is_empty() {
             return 1.0;
@@ -143,7 +179,7 @@ impl Signature {
 
 /// The admission signature of each current fact, by fact id: one slot
 /// per id up to the largest signed (ids are dense), so an entry costs its
-/// 32 bytes and no hash-map slot (a map cost ~56 bytes a fact, issue 24's
+/// 24 bytes and no hash-map slot (a map cost ~56 bytes a fact, issue 24's
 /// heap table). Invariant: `len` counts the slots that hold a signature.
 #[derive(Clone, Debug, Default)]
 pub struct Signatures {
@@ -207,6 +243,98 @@ mod tests {
 
     fn sig(s: &str) -> Signature {
         Signature::of(s, &normalize(s))
+    }
+
+    fn exact(s: &str) -> Exact {
+        Exact::new(s, &normalize(s))
+    }
+
+    /// Two lowercase content words (not stop words, not value-shaped) whose
+    /// token hashes agree in the 32 bits a store keeps: a birthday search
+    /// over five-letter words, deterministic since FxHash is fixed.
+    fn colliding_words() -> (String, String) {
+        let mut seen = rustc_hash::FxHashMap::default();
+        for i in 0u32..26u32.pow(5) {
+            let word: String = (0..5)
+                .map(|k| char::from(b'a' + (i / 26u32.pow(k) % 26) as u8))
+                .collect();
+            if text::is_stop_word(&word) || is_value_token(&word) {
+                continue;
+            }
+            let folded = super::super::id_lists::fold(FxBuildHasher.hash_one(word.as_str()));
+            if let Some(other) = seen.insert(folded, word.clone()) {
+                return (other, word);
+            }
+        }
+        unreachable!("26^5 words hold a 32-bit collision")
+    }
+
+    #[test]
+    fn a_stored_collision_passes_the_filter_and_fails_the_exact_check() {
+        let (a, b) = colliding_words();
+        let (x, y) = (format!("alex likes {a}"), format!("alex likes {b}"));
+        assert!(
+            sig(&x).contained_in(&sig(&y)),
+            "the stored signatures collide"
+        );
+        assert_eq!(sig(&x).jaccard(&sig(&y)), 1.0);
+        assert!(!exact(&x).contained_in(&exact(&y)));
+        assert!(exact(&x).jaccard(&exact(&y)) < 1.0);
+    }
+
+    #[test]
+    fn a_stored_collision_never_absorbs_a_fact() {
+        let (a, b) = colliding_words();
+        let mut m = crate::Memory::new(crate::Config::default()).unwrap();
+        let said = |words: &str, day: i64| {
+            crate::Observation::new(
+                format!("Alex Rivera likes {words}"),
+                crate::time::WallTime::from_secs(1_767_225_600 + day * 86_400),
+            )
+            .with_entities(["Alex Rivera"])
+        };
+        let first = m.observe(said(&a, 0)).unwrap();
+        let again = m.observe(said(&format!("{a}!!"), 1)).unwrap();
+        assert_eq!(
+            again.outcome,
+            crate::Outcome::Absorbed {
+                into: first.outcome.fact()
+            },
+            "the same words restated are absorbed"
+        );
+        let other = m.observe(said(&b, 2)).unwrap();
+        assert!(
+            matches!(other.outcome, crate::Outcome::Created { .. }),
+            "{a:?} and {b:?} differ: {other:?}"
+        );
+    }
+
+    /// The stored signature is a filter with no false negatives: whatever
+    /// two texts' exact signatures say of values and containment, their
+    /// stored ones say too.
+    #[test]
+    fn stored_signatures_keep_what_exact_ones_find() {
+        let words = [
+            "alex", "likes", "oat", "milk", "on", "floor", "3", "4", "Berlin", "the",
+        ];
+        for mask_a in 1u32..1 << words.len() {
+            for mask_b in [mask_a, mask_a | 0b11, (mask_a * 7) & 0x3ff, 0x3ff] {
+                let text = |mask: u32| {
+                    let picked = words.iter().enumerate().filter(|(i, _)| mask >> i & 1 == 1);
+                    picked.map(|(_, w)| *w).collect::<Vec<_>>().join(" ")
+                };
+                let (x, y) = (text(mask_a), text(mask_b));
+                let (ex, ey) = (exact(&x), exact(&y));
+                let (sx, sy) = (ex.compact(), ey.compact());
+                assert_eq!(sx, sig(&x));
+                if ex.same_values(&ey) {
+                    assert!(sx.same_values(&sy), "{x:?} / {y:?}");
+                }
+                if ex.contained_in(&ey) {
+                    assert!(sx.contained_in(&sy), "{x:?} / {y:?}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -686,7 +686,8 @@ impl Ledger {
 
     /// The commit rules for a plain statement (module docs, rules 1–3).
     fn accept(&mut self, draft: Draft, u: Seq, t: WallTime, changes: &mut Vec<Change>) -> Outcome {
-        let sig = Signature::of(&draft.text, &draft.normalized);
+        let exact = admission::Exact::new(&draft.text, &draft.normalized);
+        let sig = exact.compact();
         if self.admission.dedup
             && let Some(of) = self.find_duplicate(&draft.normalized, &sig)
         {
@@ -737,7 +738,7 @@ impl Ledger {
                     }
                 }
             },
-            _ => match self.find_absorber(&draft, &sig) {
+            _ => match self.find_absorber(&draft, &sig, &exact) {
                 Some(into) => {
                     self.reobserve(into, &draft, changes);
                     Outcome::Absorbed { into }
@@ -791,31 +792,50 @@ impl Ledger {
         }
     }
 
-    fn find_absorber(&self, draft: &Draft, sig: &Signature) -> Option<FactId> {
+    /// The current fact the draft restates, if any (module docs, rule 3):
+    /// candidates share an entity and (with value matching) the value
+    /// bucket; the stored 32-bit signatures rule out the rest, and each
+    /// that passes is confirmed on exact signatures (`exact` is the
+    /// draft's), recomputed from its text.
+    fn find_absorber(
+        &self,
+        draft: &Draft,
+        sig: &Signature,
+        exact: &admission::Exact,
+    ) -> Option<FactId> {
         let vh = self.bucket_hash(sig);
         let mut best: Option<(f64, FactId)> = None;
         for entity in &draft.entities {
             for id in self.absorb_buckets.get(absorb_bucket(entity, vh)) {
-                if !self.fact(id).body.entities().contains(entity) {
+                let body = &self.fact(id).body;
+                if !body.entities().contains(entity) {
                     continue;
                 }
                 let theirs = self
                     .signatures
                     .get(id)
                     .expect("a fact in an absorption bucket is current and signed");
-                if self.admission.value_token_match && !sig.same_values(theirs) {
+                if !self.restates(sig, theirs) {
                     continue;
                 }
-                if !sig.contained_in(theirs) {
+                let theirs = admission::Exact::new(&body.text, &text::normalize(&body.text));
+                if !self.restates(exact, &theirs) {
                     continue;
                 }
-                let j = sig.jaccard(theirs);
+                let j = exact.jaccard(&theirs);
                 if j >= self.admission.jaccard && best.is_none_or(|(bj, bid)| (j, id) > (bj, bid)) {
                     best = Some((j, id));
                 }
             }
         }
         best.map(|(_, id)| id)
+    }
+
+    /// Whether a text with signature `a` says nothing that one with `b`
+    /// lacks: the same value-bearing tokens (when values must match) and
+    /// content tokens among `b`'s.
+    fn restates<H: Ord>(&self, a: &Signature<H>, b: &Signature<H>) -> bool {
+        (!self.admission.value_token_match || a.same_values(b)) && a.contained_in(b)
     }
 
     /// The key as the ledger already holds it (one allocation shared by
