@@ -82,7 +82,7 @@ const TIME_OF_DAY: usize = 7;
 
 /// [`format_line`], with the time of day after the date when `timed`.
 fn format_line_at(body: &FactBody, timed: bool) -> String {
-    let mut line = String::with_capacity(body.text.len() + 40);
+    let mut line = String::with_capacity(body.text().len() + 40);
     line.push_str("- (");
     body.stated_at.write_date(&mut line);
     if timed {
@@ -93,7 +93,7 @@ fn format_line_at(body: &FactBody, timed: bool) -> String {
         line.push_str(p);
     }
     line.push_str(") ");
-    for (i, word) in body.text.split_whitespace().enumerate() {
+    for (i, word) in body.text().split_whitespace().enumerate() {
         if i > 0 {
             line.push(' ');
         }
@@ -182,22 +182,18 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::fact::{FactNames, Name};
+    use crate::fact::{BodyParts, FactNames, Name};
     use crate::time::WallTime;
 
     fn scored(id: u64, text: &str, participants: &[&str], score: f32) -> Scored {
         Scored {
             fact: FactId(id),
             score,
-            body: Arc::new(FactBody {
-                id: FactId(id),
-                text: text.into(),
-                names: FactNames::new([], participants.iter().map(|p| Name::from(*p))),
-                key: None,
-                value: None,
-                stated_at: WallTime::parse("2025-06-11T15:00:00Z").unwrap(),
-                source: None,
-            }),
+            body: Arc::new(FactBody::new(
+                FactId(id),
+                FactNames::new([], participants.iter().map(|p| Name::from(*p))),
+                BodyParts::new(text, WallTime::parse("2025-06-11T15:00:00Z").unwrap()),
+            )),
         }
     }
 
@@ -224,13 +220,13 @@ mod tests {
         let key = crate::fact::Key::new("ann lee", "residence").unwrap();
         let at = |i: u64, time: &str, key: Option<&crate::fact::Key>| {
             let s = scored(i, &format!("Ann Lee lives in city {i}."), &[], 1.0);
-            let body = Arc::into_inner(s.body).unwrap();
+            let key = key.cloned().map(Arc::new);
+            let parts = BodyParts {
+                key: key.as_ref(),
+                ..BodyParts::new(s.body.text(), WallTime::parse(time).unwrap())
+            };
             Scored {
-                body: Arc::new(FactBody {
-                    stated_at: WallTime::parse(time).unwrap(),
-                    key: key.cloned().map(Arc::new),
-                    ..body
-                }),
+                body: Arc::new(FactBody::new(s.fact, FactNames::default(), parts)),
                 ..s
             }
         };

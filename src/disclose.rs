@@ -62,7 +62,7 @@ impl Disclose {
         }
         let fact = timeline.get(id)?;
         let status = |f: &Fact| past.map_or(Some(f.state.status), |at| at.status(&f.state));
-        let value = |f: &Fact| f.body.value.as_deref().unwrap_or(&f.body.text).to_owned();
+        let value = |f: &Fact| f.body.value().unwrap_or(f.body.text()).to_owned();
         let mut parts: Vec<String> = Vec::new();
         if self.alternatives && status(fact) == Some(Status::Contested) {
             let pending: Vec<&Fact> = fact

@@ -22,6 +22,17 @@ pub enum Error {
         max: usize,
     },
 
+    /// An observation's value or source is longer than the store accepts.
+    #[error("observation {field} is {len} bytes, over the {max}-byte limit: shorten it")]
+    FieldTooLong {
+        /// Which field (`value`, `source`).
+        field: &'static str,
+        /// Its length in bytes.
+        len: usize,
+        /// The limit in bytes.
+        max: usize,
+    },
+
     /// A request's context is longer than the store accepts.
     #[error("context is {len} bytes, over the {max}-byte limit: send the last message or two")]
     ContextTooLong {

@@ -136,25 +136,64 @@ impl fmt::Display for Key {
 
 /// What was said: the immutable content of a fact.
 ///
+/// Its text, value and source lie end to end in one allocation, the
+/// optional two measured by a length each (`ABSENT` for none): three boxes
+/// held 48 bytes of pointers in every body and, for keyed facts, two more
+/// allocations (issue 24's heap table). Invariant: `strings` is the text
+/// followed by the value's and the source's bytes, whose lengths are
+/// `value` and `source` (0 where `ABSENT`).
+///
 /// It serializes as the struct `{id, text, entities, participants, key,
 /// value, stated_at, source}`, whatever the layout in memory.
 #[derive(Debug)]
 pub struct FactBody {
     /// Stable identity.
     pub id: FactId,
-    /// Prompt-ready text `z_f`, as observed.
-    pub text: Box<str>,
+    /// The text, then the value, then the source.
+    strings: Box<str>,
     /// Its entities and participants ([`FactBody::entities`],
     /// [`FactBody::participants`]).
     pub names: FactNames,
     /// The slot key `κ_f`, if the fact states a mutable slot.
     pub key: Option<std::sync::Arc<Key>>,
-    /// The slot value in normalized form (keyed facts only).
-    pub value: Option<Box<str>>,
     /// When the source observation was made (event time); the block's date.
     pub stated_at: WallTime,
+    /// The value's length in `strings`, or `ABSENT`.
+    value: u32,
+    /// The source's length in `strings`, or `ABSENT`.
+    source: u32,
+}
+
+impl<'a> BodyParts<'a> {
+    /// The parts of a fact with no key, value or source.
+    pub fn new(text: &'a str, stated_at: WallTime) -> BodyParts<'a> {
+        BodyParts {
+            text,
+            key: None,
+            value: None,
+            stated_at,
+            source: None,
+        }
+    }
+}
+
+/// The length of a value or source a body does not have.
+const ABSENT: u32 = u32::MAX;
+
+/// What a fact body holds besides its id and names, as given: the form
+/// [`FactBody::new`] lays out.
+#[derive(Clone, Copy, Debug)]
+pub struct BodyParts<'a> {
+    /// Prompt-ready text `z_f`, as observed.
+    pub text: &'a str,
+    /// The slot key `κ_f`, if the fact states a mutable slot.
+    pub key: Option<&'a Arc<Key>>,
+    /// The slot value in normalized form (keyed facts only).
+    pub value: Option<&'a str>,
+    /// When the source observation was made (event time).
+    pub stated_at: WallTime,
     /// Caller-supplied provenance (a message id), if any.
-    pub source: Option<Box<str>>,
+    pub source: Option<&'a str>,
 }
 
 /// A fact's entities `E_f` and participants `P_f`, in one allocation:
@@ -213,9 +252,9 @@ struct BodyRow<'a> {
     entities: &'a [Name],
     participants: &'a [Name],
     key: &'a Option<Arc<Key>>,
-    value: &'a Option<Box<str>>,
+    value: Option<&'a str>,
     stated_at: WallTime,
-    source: &'a Option<Box<str>>,
+    source: Option<&'a str>,
 }
 
 /// [`BodyRow`], decoded.
@@ -239,13 +278,13 @@ impl Serialize for FactBody {
     ) -> std::result::Result<S::Ok, S::Error> {
         BodyRow {
             id: self.id,
-            text: &self.text,
+            text: self.text(),
             entities: self.entities(),
             participants: self.participants(),
             key: &self.key,
-            value: &self.value,
+            value: self.value(),
             stated_at: self.stated_at,
-            source: &self.source,
+            source: self.source(),
         }
         .serialize(serializer)
     }
@@ -256,19 +295,87 @@ impl<'de> Deserialize<'de> for FactBody {
         deserializer: D,
     ) -> std::result::Result<Self, D::Error> {
         let row = OwnedBodyRow::deserialize(deserializer)?;
-        Ok(FactBody {
-            id: row.id,
-            text: row.text,
-            names: FactNames::new(row.entities, row.participants),
-            key: row.key,
-            value: row.value,
+        let names = FactNames::new(row.entities, row.participants);
+        let parts = BodyParts {
+            text: &row.text,
+            key: row.key.as_ref(),
+            value: row.value.as_deref(),
             stated_at: row.stated_at,
-            source: row.source,
-        })
+            source: row.source.as_deref(),
+        };
+        FactBody::try_new(row.id, names, parts).map_err(serde::de::Error::custom)
     }
 }
 
 impl FactBody {
+    /// A body of `parts`, or an error if its value or source is 4 GiB or
+    /// more (an observation is validated far below that; a stored row
+    /// might not be).
+    pub fn try_new(
+        id: FactId,
+        names: FactNames,
+        parts: BodyParts<'_>,
+    ) -> std::result::Result<FactBody, String> {
+        let length = |field: &str, s: Option<&str>| match s {
+            None => Ok(ABSENT),
+            Some(s) => u32::try_from(s.len())
+                .ok()
+                .filter(|&n| n != ABSENT)
+                .ok_or_else(|| format!("a fact's {field} of {} bytes is too long", s.len())),
+        };
+        let (value, source) = (
+            length("value", parts.value)?,
+            length("source", parts.source)?,
+        );
+        let pieces = [Some(parts.text), parts.value, parts.source];
+        let mut strings = String::with_capacity(pieces.iter().flatten().map(|s| s.len()).sum());
+        pieces
+            .into_iter()
+            .flatten()
+            .for_each(|s| strings.push_str(s));
+        Ok(FactBody {
+            id,
+            strings: strings.into(),
+            names,
+            key: parts.key.cloned(),
+            stated_at: parts.stated_at,
+            value,
+            source,
+        })
+    }
+
+    /// [`FactBody::try_new`] for parts known to fit: a validated
+    /// observation's (value and source at most
+    /// [`crate::limits::MAX_TEXT_BYTES`]) or another body's.
+    pub fn new(id: FactId, names: FactNames, parts: BodyParts<'_>) -> FactBody {
+        FactBody::try_new(id, names, parts).expect("a fact's value and source are under 4 GiB")
+    }
+
+    /// The lengths of the value and the source in `strings`.
+    fn tail(&self) -> (usize, usize) {
+        let len = |n: u32| if n == ABSENT { 0 } else { n as usize };
+        (len(self.value), len(self.source))
+    }
+
+    /// Prompt-ready text `z_f`, as observed.
+    pub fn text(&self) -> &str {
+        let (value, source) = self.tail();
+        &self.strings[..self.strings.len() - value - source]
+    }
+
+    /// The slot value in normalized form (keyed facts only).
+    pub fn value(&self) -> Option<&str> {
+        let (value, source) = self.tail();
+        let end = self.strings.len() - source;
+        (self.value != ABSENT).then(|| &self.strings[end - value..end])
+    }
+
+    /// Caller-supplied provenance (a message id), if any.
+    pub fn source(&self) -> Option<&str> {
+        let (_, source) = self.tail();
+        (self.source != ABSENT).then(|| &self.strings[self.strings.len() - source..])
+    }
+
     /// Normalized entities `E_f` ([`name_key`] form), sorted, unique.
     pub fn entities(&self) -> &[Name] {
         self.names.entities()
@@ -1021,26 +1128,30 @@ mod tests {
             (&[][..], &["Ben"][..], None),
         ] {
             let value = key.as_ref().map(|_| Box::from("lisbon"));
-            let body = FactBody {
-                id: FactId(3),
-                text: "Ana moved to Lisbon".into(),
-                names: FactNames::new(names(entities), names(participants)),
-                key: key.clone().map(Arc::new),
-                value: value.clone(),
-                stated_at: WallTime::from_secs(9),
-                source: Some("msg-1".into()),
+            let shared = key.clone().map(Arc::new);
+            let parts = BodyParts {
+                key: shared.as_ref(),
+                value: value.as_deref(),
+                source: Some("msg-1"),
+                ..BodyParts::new("Ana moved to Lisbon", WallTime::from_secs(9))
             };
+            let names_of = FactNames::new(names(entities), names(participants));
+            let body = FactBody::new(FactId(3), names_of, parts);
+            assert_eq!(
+                (body.text(), body.value(), body.source()),
+                ("Ana moved to Lisbon", value.as_deref(), Some("msg-1"))
+            );
             assert_eq!(body.entities(), &*names(entities));
             assert_eq!(body.participants(), &*names(participants));
             let before = Before {
                 id: body.id,
-                text: body.text.clone(),
+                text: body.text().into(),
                 entities: arcs(entities),
                 participants: arcs(participants),
                 key: key.map(Arc::new),
                 value,
                 stated_at: body.stated_at,
-                source: body.source.clone(),
+                source: body.source().map(Box::from),
             };
             let json = serde_json::to_string(&body).unwrap();
             assert_eq!(json, serde_json::to_string(&before).unwrap());
@@ -1055,6 +1166,31 @@ mod tests {
             let read: FactBody = rmp_serde::from_slice(&packed).unwrap();
             assert_eq!(rmp_serde::to_vec_named(&read).unwrap(), packed);
         }
+    }
+
+    #[test]
+    fn a_body_keeps_an_empty_value_or_source_apart_from_none() {
+        for value in [None, Some(""), Some("v"), Some("väl")] {
+            for source in [None, Some(""), Some("m-1"), Some("é")] {
+                for text in ["", "Ana moved", "Zoë"] {
+                    let parts = BodyParts {
+                        value,
+                        source,
+                        ..BodyParts::new(text, WallTime::EPOCH)
+                    };
+                    let body = FactBody::new(FactId(1), FactNames::default(), parts);
+                    assert_eq!(
+                        (body.text(), body.value(), body.source()),
+                        (text, value, source)
+                    );
+                }
+            }
+        }
+        assert_eq!(
+            std::mem::size_of::<FactBody>(),
+            72,
+            "an Arc<FactBody> takes 88 bytes"
+        );
     }
 
     #[test]
@@ -1137,15 +1273,12 @@ mod tests {
     }
 
     fn said_by(at: i64, participants: &[&str]) -> FactBody {
-        FactBody {
-            id: FactId(0),
-            text: "".into(),
-            names: FactNames::new([], participants.iter().map(|p| Name::from(*p))),
-            key: None,
-            value: None,
-            stated_at: WallTime::from_secs(at),
-            source: None,
-        }
+        let names = FactNames::new([], participants.iter().map(|p| Name::from(*p)));
+        FactBody::new(
+            FactId(0),
+            names,
+            BodyParts::new("", WallTime::from_secs(at)),
+        )
     }
 
     proptest::proptest! {

@@ -14,7 +14,8 @@
 
 use crate::error::{Error, Result, check_name};
 
-/// Longest observation text accepted, in bytes.
+/// Longest observation text accepted, in bytes; an observation's value
+/// and source are held to it as well.
 pub const MAX_TEXT_BYTES: usize = 64 * 1024;
 
 /// Longest request context (the unfinished message), in bytes: its tokens

@@ -176,6 +176,16 @@ impl Observation {
             check_name("key entity", &key.entity)?;
             check_name("key slot", &key.slot)?;
         }
+        for (field, given) in [("value", &self.value), ("source", &self.source)] {
+            let len = given.as_ref().map_or(0, String::len);
+            if len > MAX_TEXT_BYTES {
+                return Err(Error::FieldTooLong {
+                    field,
+                    len,
+                    max: MAX_TEXT_BYTES,
+                });
+            }
+        }
         if let Some(v) = &self.value {
             check_no_control("value", v)?;
             if text::normalize(v).trim().is_empty() {
@@ -687,7 +697,7 @@ impl Memory {
                         && located.zip(key.as_ref()).is_some_and(|(new, k)| {
                             let current = self.ledger.active_for_key(k);
                             current
-                                .and_then(|f| f.body.value.as_deref())
+                                .and_then(|f| f.body.value())
                                 .is_some_and(|old| old != new)
                         });
                     (verdict, revises)
@@ -821,7 +831,7 @@ impl Memory {
         let [plan] = self.ledger.pending_plans(key) else {
             return None;
         };
-        let value = self.ledger.get(*plan)?.body.value.as_deref()?.to_owned();
+        let value = self.ledger.get(*plan)?.body.value()?.to_owned();
         Some((key.clone(), value))
     }
 

@@ -235,14 +235,14 @@ impl VectorStore {
         }
         let with_p: Vec<String> = if self.participants {
             new.iter()
-                .map(|f| with_participants(&f.text, f.participants()))
+                .map(|f| with_participants(f.text(), f.participants()))
                 .collect()
         } else {
             Vec::new()
         };
         let refs: Vec<&str> = new
             .iter()
-            .map(|f| &*f.text)
+            .map(|f| f.text())
             .chain(with_p.iter().map(String::as_str))
             .collect();
         let vectors = match self.encoder.encode(&refs) {

@@ -109,7 +109,7 @@ fn a_change_to_a_question_is_bounded_by_the_answer_it_lends_to() {
     let question = m
         .ledger()
         .active()
-        .find(|f| f.body.text.contains("paint"))
+        .find(|f| f.body.text().contains("paint"))
         .unwrap()
         .body
         .clone();

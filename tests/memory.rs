@@ -179,7 +179,7 @@ fn arrival_order_lets_a_late_old_message_win_event_time_does_not() {
             .ledger()
             .active_for_key(&Key::new("alex rivera", "meeting_time").unwrap())
             .unwrap();
-        assert!(pfm::text::contains(&active.body.text, expect));
+        assert!(pfm::text::contains(active.body.text(), expect));
         if ordering == ChainOrder::EventTime {
             assert_eq!(
                 r.outcome,
@@ -384,7 +384,7 @@ fn erasure_leaves_no_trace() {
         erased
             .ledger()
             .facts()
-            .all(|f| !f.body.text.contains("Pat"))
+            .all(|f| !f.body.text().contains("Pat"))
     );
     erased.ledger().verify().unwrap();
 }
@@ -417,6 +417,20 @@ fn bad_input_is_a_typed_error_and_changes_nothing() {
                 None,
             ),
             "key entity is empty",
+        ),
+        (
+            Observation::new("fine", day(2)).with_key(
+                Key::new("alex rivera", "room").unwrap(),
+                Some(&"v".repeat(64 * 1024 + 1)),
+            ),
+            "observation value is 65537 bytes",
+        ),
+        (
+            Observation {
+                source: Some("m".repeat(64 * 1024 + 1)),
+                ..Observation::new("fine", day(2))
+            },
+            "observation source is 65537 bytes",
         ),
     ];
     for (obs, needle) in cases {
@@ -470,12 +484,7 @@ fn structured_keys_skip_extraction() {
         }
     );
     assert_eq!(
-        m.ledger()
-            .active_for_key(&key)
-            .unwrap()
-            .body
-            .value
-            .as_deref(),
+        m.ledger().active_for_key(&key).unwrap().body.value(),
         Some("orange")
     );
 }

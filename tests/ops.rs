@@ -48,7 +48,7 @@ fn cap_said(v: &str, by: &str, d: i64) -> Observation {
 fn head(m: &Memory) -> Option<String> {
     m.ledger()
         .active_for_key(&budget())
-        .and_then(|f| f.body.value.as_deref().map(str::to_owned))
+        .and_then(|f| f.body.value().map(str::to_owned))
 }
 
 fn status(m: &Memory, id: FactId) -> Status {
@@ -484,10 +484,7 @@ fn conversation(m: &mut Memory, key: &Key, steps: &[(&str, &str, &str, Option<&s
     for (d, (text, by, outcome, after)) in steps.iter().enumerate() {
         let r = m.observe(said(text, by, d as i64 + 1)).unwrap();
         assert_eq!(r.outcome.name(), *outcome, "{text}: {r:?}");
-        let now = m
-            .ledger()
-            .active_for_key(key)
-            .and_then(|f| f.body.value.as_deref());
+        let now = m.ledger().active_for_key(key).and_then(|f| f.body.value());
         assert_eq!(now, *after, "after {text:?}");
     }
     m.ledger().verify().unwrap();

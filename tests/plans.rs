@@ -34,7 +34,7 @@ fn say(m: &mut Memory, text: &str, d: i64) -> Outcome {
 fn head(m: &Memory) -> Option<String> {
     m.ledger()
         .active_for_key(&launch())
-        .and_then(|f| f.body.value.as_deref().map(str::to_owned))
+        .and_then(|f| f.body.value().map(str::to_owned))
 }
 
 fn block(m: &Memory) -> String {
@@ -161,9 +161,8 @@ fn a_confirmation_without_a_value_confirms_the_keys_one_plan() {
     assert_eq!(head(&m).as_deref(), Some("dec 3"));
     assert_eq!(m.fact(fact).unwrap().body.stated_at, day(4));
     // Its block line says what became true, not only that something did.
-    let text = &m.fact(fact).unwrap().body.text;
     assert_eq!(
-        text.as_ref(),
+        m.fact(fact).unwrap().body.text(),
         "The Halcyon launch move went through. (confirms: dec 3)"
     );
     let shown = block(&m);
@@ -190,7 +189,7 @@ fn a_confirmation_without_a_value_confirms_the_keys_one_plan() {
     let out = say(&mut m, "The Halcyon launch move went through.", 4);
     assert_ne!(out.name(), "promoted", "{out:?}");
     assert_eq!(
-        m.fact(out.fact()).unwrap().body.text.as_ref(),
+        m.fact(out.fact()).unwrap().body.text(),
         "The Halcyon launch move went through.",
         "a statement that confirms nothing is kept as said"
     );

@@ -612,14 +612,14 @@ proptest! {
                 .observe(Observation::new(text.clone(), day(i as i64)).with_entities([SUBJECTS[s]]))
                 .unwrap();
             if let pfm::Outcome::Absorbed { into } = receipt.outcome {
-                let kept = &m.fact(into).unwrap().body.text;
+                let kept = m.fact(into).unwrap().body.text();
                 let states = |t: &str| t.contains(RELATIONS[r]) && t.contains(OBJECTS[o]);
                 prop_assert!(states(kept), "{:?} was absorbed into {:?}", text, kept);
             }
             said.push((s, r, o));
             for &(s, r, o) in &said {
                 let stated = m.ledger().active().any(|f| {
-                    let t = &f.body.text;
+                    let t = f.body.text();
                     t.contains(SUBJECTS[s]) && t.contains(RELATIONS[r]) && t.contains(OBJECTS[o])
                 });
                 prop_assert!(stated, "nothing active states {} {} {}", SUBJECTS[s], RELATIONS[r], OBJECTS[o]);
@@ -947,7 +947,7 @@ proptest! {
                     let text = format!("{} {} it happened", ENTITIES[e], SLOTS[sl]);
                     let plans = m.ledger().pending_plans(&key).to_vec();
                     let value = match plans.as_slice() {
-                        [plan] => m.fact(*plan).unwrap().body.value.as_deref().unwrap().to_owned(),
+                        [plan] => m.fact(*plan).unwrap().body.value().unwrap().to_owned(),
                         _ => pfm::text::normalize(&text),
                     };
                     let o = Observation::new(text, day(d)).with_key(key.clone(), None).with_kind(K::Completed);
@@ -961,7 +961,7 @@ proptest! {
             }
             m.ledger().verify().map_err(TestCaseError::fail)?;
             for f in m.ledger().active() {
-                if let (Some(key), Some(value)) = (&f.body.key, &f.body.value) {
+                if let (Some(key), Some(value)) = (&f.body.key, f.body.value()) {
                     prop_assert!(stated.contains(&(Key::clone(key), value.to_string())), "{} = {} is current but was only planned", key, value);
                     prop_assert!(f.state.entered_by == pfm::fact::Op::Accept || f.state.entered_by == pfm::fact::Op::Reject);
                 }

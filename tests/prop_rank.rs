@@ -73,7 +73,7 @@ impl Oracle {
             .active()
             .map(|f| {
                 let mut fields: [Vec<String>; 3] = Default::default();
-                fields[0] = text::content_tokens(&text::normalize(&f.body.text))
+                fields[0] = text::content_tokens(&text::normalize(f.body.text()))
                     .map(form)
                     .collect();
                 for e in f.body.entities().iter() {

@@ -111,7 +111,7 @@ proptest! {
             for (slot, value) in &expected {
                 let slot = keys[slot].trim_start_matches("ann lee/");
                 let key = Key::new("ann lee", slot).unwrap();
-                let head = m.ledger().active_for_key(&key).and_then(|f| f.body.value.clone());
+                let head = m.ledger().active_for_key(&key).and_then(|f| f.body.value().map(str::to_owned));
                 prop_assert_eq!(head.as_deref(), Some(value.as_str()));
             }
         }

@@ -46,7 +46,7 @@ fn an_open_phrase_opens_a_key_and_its_wordings_join_it() {
     let active: Vec<String> = m
         .ledger()
         .active()
-        .filter_map(|f| f.body.value.as_deref().map(str::to_owned))
+        .filter_map(|f| f.body.value().map(str::to_owned))
         .collect();
     assert_eq!(active, ["11", "cortado"]);
 }
@@ -81,7 +81,7 @@ fn soft_identity_never_merges_two_object_classes() {
     let value = m
         .ledger()
         .active_for_key(time.key.as_ref().unwrap())
-        .and_then(|f| f.body.value.clone());
+        .and_then(|f| f.body.value().map(str::to_owned));
     assert_eq!(value.as_deref(), Some("10:30pm"));
 }
 

@@ -19,7 +19,7 @@ fn active_values(version: &IndexVersion) -> Vec<String> {
         for doc in 0..view.segment.len() as u32 {
             let body = view.segment.body(doc);
             if !view.deletes.contains(doc) && body.key.as_deref() == Some(&key) {
-                values.push(body.value.as_deref().unwrap_or_default().to_string());
+                values.push(body.value().unwrap_or_default().to_string());
             }
         }
     }

@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use super::segment::{FIELDS, for_each_term};
 use super::terms::Terms;
 use crate::config::ScoreParams;
-use crate::fact::{FactBody, FactId, FactNames, Name};
+use crate::fact::{BodyParts, FactBody, FactId, FactNames, Name};
 use crate::time::WallTime;
 
 /// The layout of these inputs; part of the [`fingerprint`].
@@ -165,20 +165,19 @@ fn probe_fingerprint(stem: bool) -> u64 {
         stem,
         ..ScoreParams::default()
     };
-    let probe = FactBody {
-        id: FactId(0),
+    let names = FactNames::new(
+        [Name::from("o'neil"), Name::from("zoë's café")],
+        [Name::from("Dr. Ana-María O'Neil"), Name::from("SAM")],
+    );
+    let parts = BodyParts {
         text: "On Mar 3rd, Dr. O'Neil's running clubs met at 9:30am; they're \
-               paying $1,200.50 — the SAME café, \"Zoë's\", as in 2024!"
-            .into(),
-        names: FactNames::new(
-            [Name::from("o'neil"), Name::from("zoë's café")],
-            [Name::from("Dr. Ana-María O'Neil"), Name::from("SAM")],
-        ),
+               paying $1,200.50 — the SAME café, \"Zoë's\", as in 2024!",
         key: None,
         value: None,
         stated_at: WallTime::EPOCH,
         source: None,
     };
+    let probe = FactBody::new(FactId(0), names, parts);
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     (FORMAT, params.stem).hash(&mut hasher);
     let lens = for_each_term(&probe, params, |term, tf| (term, tf).hash(&mut hasher));

@@ -173,7 +173,7 @@ impl TermScratch {
     ) -> [u16; FIELDS] {
         self.forms.clear();
         self.tokens.clear();
-        let norm = text::normalize(&body.text);
+        let norm = text::normalize(body.text());
         self.push(text::content_tokens(&norm), 0, params);
         for e in body.entities().iter() {
             self.push(text::tokens(e), 1, params);
@@ -1051,7 +1051,7 @@ pub fn half_lives(t: WallTime, anchor: WallTime, half_life_days: f64) -> f64 {
 #[cfg(test)]
 pub(crate) mod fixtures {
     use super::*;
-    use crate::fact::{FactNames, Name};
+    use crate::fact::{BodyParts, FactNames, Name};
 
     pub(crate) fn body(
         id: u64,
@@ -1059,18 +1059,14 @@ pub(crate) mod fixtures {
         entities: &[&str],
         participants: &[&str],
     ) -> Arc<FactBody> {
-        Arc::new(FactBody {
-            id: FactId(id),
-            text: text.into(),
-            names: FactNames::new(
+        Arc::new(FactBody::new(
+            FactId(id),
+            FactNames::new(
                 entities.iter().map(|e| Name::from(*e)),
                 participants.iter().map(|p| Name::from(*p)),
             ),
-            key: None,
-            value: None,
-            stated_at: WallTime::from_secs(id as i64),
-            source: None,
-        })
+            BodyParts::new(text, WallTime::from_secs(id as i64)),
+        ))
     }
 
     /// A document of [`body`], observed at its id's second, with `nodes`.

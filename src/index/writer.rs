@@ -290,21 +290,20 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::fact::{FactBody, FactNames, Usage};
+    use crate::fact::{BodyParts, FactBody, FactNames, Usage};
     use crate::index::segment::{Attrs, DocAttrs};
     use crate::time::WallTime;
 
     fn doc(id: u64) -> DocInput {
         DocInput {
-            body: Arc::new(FactBody {
-                id: FactId(id),
-                text: format!("word{} common", id % 13).into(),
-                names: FactNames::new([], []),
-                key: None,
-                value: None,
-                stated_at: WallTime::from_secs(id as i64),
-                source: None,
-            }),
+            body: Arc::new(FactBody::new(
+                FactId(id),
+                FactNames::new([], []),
+                BodyParts::new(
+                    &format!("word{} common", id % 13),
+                    WallTime::from_secs(id as i64),
+                ),
+            )),
             attrs: Attrs::Observed(DocAttrs {
                 last_observed: WallTime::from_secs(id as i64),
                 usage: Usage::default(),

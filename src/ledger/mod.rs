@@ -75,8 +75,8 @@ pub use views::{AsOf, history_in, related_in};
 use crate::config::{AdmissionParams, ChainOrder, Config, ScoreParams};
 use crate::error::Result;
 use crate::fact::{
-    Fact, FactBody, FactId, FactNames, FactState, Interval, Intervals, Key, Kind, Link, Name, Op,
-    Seq, Served, Status, StatusChange, name_key,
+    BodyParts, Fact, FactBody, FactId, FactNames, FactState, Interval, Intervals, Key, Kind, Link,
+    Name, Op, Seq, Served, Status, StatusChange, name_key,
 };
 use crate::text;
 use crate::time::WallTime;
@@ -564,7 +564,7 @@ impl Ledger {
             let last = self.versions_by_key.get(key).last()?;
             self.get(*last)
         })?;
-        fact.body.value.as_deref()
+        fact.body.value()
     }
 
     /// Every retained fact, oldest first.
@@ -775,13 +775,13 @@ impl Ledger {
     }
 
     fn value_of(&self, id: FactId) -> Option<&str> {
-        self.fact(id).body.value.as_deref()
+        self.fact(id).body.value()
     }
 
     fn find_duplicate(&self, normalized: &str, sig: &Signature) -> Option<FactId> {
         self.active_by_hash
             .get(sig.text)
-            .find(|id| text::normalize(&self.fact(*id).body.text) == normalized)
+            .find(|id| text::normalize(self.fact(*id).body.text()) == normalized)
     }
 
     fn bucket_hash(&self, sig: &Signature) -> u64 {
@@ -818,7 +818,7 @@ impl Ledger {
                 if !self.restates(sig, theirs) {
                     continue;
                 }
-                let theirs = admission::Exact::new(&body.text, &text::normalize(&body.text));
+                let theirs = admission::Exact::new(body.text(), &text::normalize(body.text()));
                 if !self.restates(exact, &theirs) {
                     continue;
                 }
@@ -850,15 +850,16 @@ impl Ledger {
     /// Creates a fact and, unless it enters as history, activates it.
     fn new_fact(&mut self, draft: Draft, intervals: Intervals, status: Status) -> FactId {
         let id = FactId(self.facts.len() as u64);
-        let body = FactBody {
-            id,
-            text: draft.text.into(),
-            names: FactNames::new(draft.entities, draft.participants),
-            key: draft.key.map(|key| self.shared_key(key)),
-            value: draft.value.map(Into::into),
+        let key = draft.key.map(|key| self.shared_key(key));
+        let parts = BodyParts {
+            text: &draft.text,
+            key: key.as_ref(),
+            value: draft.value.as_deref(),
             stated_at: draft.stated_at,
-            source: draft.source.map(Into::into),
+            source: draft.source.as_deref(),
         };
+        let names = FactNames::new(draft.entities, draft.participants);
+        let body = FactBody::new(id, names, parts);
         let fact = Fact {
             state: FactState {
                 status,
@@ -1252,7 +1253,7 @@ impl Ledger {
 
 /// The admission signature of a stored fact's text.
 fn signature_of(body: &FactBody) -> Signature {
-    Signature::of(&body.text, &text::normalize(&body.text))
+    Signature::of(body.text(), &text::normalize(body.text()))
 }
 
 /// The canonical names a fact mentions: its entities and its participants.

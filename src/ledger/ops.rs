@@ -102,7 +102,7 @@ impl Ledger {
         let here = || {
             format!(
                 "its current value is {:?} (fact {head}, {})",
-                h.body.value.as_deref().unwrap_or_default(),
+                h.body.value().unwrap_or_default(),
                 h.state.status.name()
             )
         };

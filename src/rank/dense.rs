@@ -134,7 +134,7 @@ pub(super) fn fuse(lists: [Vec<Scored>; 2], n: usize) -> Vec<Scored> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fact::{FactBody, FactNames};
+    use crate::fact::{BodyParts, FactBody, FactNames};
     use crate::time::WallTime;
     use std::sync::Arc;
 
@@ -142,15 +142,11 @@ mod tests {
         Scored {
             fact: FactId(id),
             score,
-            body: Arc::new(FactBody {
-                id: FactId(id),
-                text: "x".into(),
-                names: FactNames::new([], []),
-                key: None,
-                value: None,
-                stated_at: WallTime::EPOCH,
-                source: None,
-            }),
+            body: Arc::new(FactBody::new(
+                FactId(id),
+                FactNames::new([], []),
+                BodyParts::new("x", WallTime::EPOCH),
+            )),
         }
     }
 

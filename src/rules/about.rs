@@ -104,7 +104,7 @@ struct Word {
 /// the fact's participants), each with whom it is about (module docs);
 /// `None` for an unlabelled fact.
 pub fn sentences(body: &FactBody) -> Option<Vec<Sentence>> {
-    let (label, said) = body.text.split_once(':')?;
+    let (label, said) = body.text().split_once(':')?;
     let speaker = name_key(label);
     let present: Vec<String> = body.participants().iter().map(|p| name_key(p)).collect();
     if speaker.is_empty() || !present.contains(&speaker) {
@@ -267,7 +267,7 @@ fn push_new(list: &mut Vec<String>, name: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fact::{FactId, FactNames, Name};
+    use crate::fact::{BodyParts, FactId, FactNames, Name};
     use crate::time::WallTime;
 
     /// Whom each statement of `text`, said between Ana and Ben, is about.
@@ -276,15 +276,11 @@ mod tests {
     }
 
     fn about_among(text: &str, present: &[&str]) -> Vec<Vec<String>> {
-        let body = FactBody {
-            id: FactId(1),
-            text: text.into(),
-            names: FactNames::new([], present.iter().map(|p| Name::from(*p))),
-            key: None,
-            value: None,
-            stated_at: WallTime::parse("2025-06-11T15:00:00Z").unwrap(),
-            source: None,
-        };
+        let body = FactBody::new(
+            FactId(1),
+            FactNames::new([], present.iter().map(|p| Name::from(*p))),
+            BodyParts::new(text, WallTime::parse("2025-06-11T15:00:00Z").unwrap()),
+        );
         sentences(&body)
             .unwrap()
             .into_iter()
@@ -355,15 +351,14 @@ mod tests {
 
     #[test]
     fn unlabelled_facts_have_no_statements() {
-        let body = FactBody {
-            id: FactId(1),
-            text: "Carol: the race was long".into(),
-            names: FactNames::new([], [Name::from("Ana")]),
-            key: None,
-            value: None,
-            stated_at: WallTime::parse("2025-06-11T15:00:00Z").unwrap(),
-            source: None,
-        };
+        let body = FactBody::new(
+            FactId(1),
+            FactNames::new([], [Name::from("Ana")]),
+            BodyParts::new(
+                "Carol: the race was long",
+                WallTime::parse("2025-06-11T15:00:00Z").unwrap(),
+            ),
+        );
         assert_eq!(sentences(&body), None);
     }
 }

@@ -56,7 +56,7 @@ pub fn margin_passes(context: &str, shortlist: &[Scored], tau: f32) -> bool {
     if terms.is_empty() {
         return false;
     }
-    let fact_norm = text::normalize(&top.body.text);
+    let fact_norm = text::normalize(top.body.text());
     let fact: Vec<&str> = text::content_tokens(&fact_norm).collect();
     let shared = terms.iter().filter(|t| fact.contains(t)).count();
     3 * shared >= terms.len()
@@ -195,7 +195,7 @@ pub fn support(
                 (sentence_words(&theirs), sentence_words(&rest))
             }
             None => {
-                fact_norm = text::normalize(&body.text);
+                fact_norm = text::normalize(body.text());
                 let fact: Vec<&str> = text::tokens(&fact_norm).collect();
                 let named = names.is_empty()
                     || names.iter().zip(&runs).any(|(n, run)| {

@@ -64,7 +64,7 @@ fn ask(
     Ok(block
         .lines
         .iter()
-        .map(|l| memory.fact(l.fact).unwrap().body.text.to_string())
+        .map(|l| memory.fact(l.fact).unwrap().body.text().to_string())
         .collect())
 }
 
@@ -110,7 +110,7 @@ fn erasure_takes_the_vectors_and_a_missing_query_vector_is_an_error() {
     let lisbon = memory
         .ledger()
         .facts()
-        .find(|f| f.body.text.contains("Lisbon"))
+        .find(|f| f.body.text().contains("Lisbon"))
         .unwrap()
         .id();
     memory

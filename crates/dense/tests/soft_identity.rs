@@ -71,7 +71,7 @@ fn a_near_wording_joins_its_key_by_embedding_and_the_receipt_says_so() {
     let current: Vec<&str> = memory
         .ledger()
         .active()
-        .filter_map(|f| f.body.value.as_deref())
+        .filter_map(|f| f.body.value())
         .collect();
     assert_eq!(current, ["cold brew", "pretzel"]);
 }

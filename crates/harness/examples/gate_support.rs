@@ -64,7 +64,7 @@ fn main() -> Result<()> {
                 .filter_map(|l| store.turns_of.get(&l.fact))
                 .flatten()
                 .any(|d| q.evidence.contains(d));
-            let short = |s: &Scored| s.body.text.chars().take(160).collect::<String>();
+            let short = |s: &Scored| s.body.text().chars().take(160).collect::<String>();
             if adversarial && !supports.is_empty() {
                 flagged += 1;
                 println!("passes [{}] {}", c.id, q.text);

@@ -137,7 +137,7 @@ pub fn run(event_time: bool, show_history: bool) -> Result<String> {
                         "  {} {status:<12} active in commits {active:<10} support {}: {}",
                         f.id(),
                         f.state.support,
-                        f.body.text
+                        f.body.text()
                     );
                 }
             }

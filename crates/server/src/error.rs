@@ -107,6 +107,7 @@ impl From<Error> for ApiError {
             Error::TooManyNames { .. }
             | Error::NameTooLong { .. }
             | Error::TextTooLong { .. }
+            | Error::FieldTooLong { .. }
             | Error::ContextTooLong { .. }
             | Error::TooManyContexts { .. } => (StatusCode::UNPROCESSABLE_ENTITY, "limit_exceeded"),
             Error::Storage(_)

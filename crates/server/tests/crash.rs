@@ -348,7 +348,7 @@ fn scenario(disk: &LossyDisk, dir: &Path) -> Acknowledged {
     let secret = memory
         .ledger()
         .facts()
-        .find(|f| f.body.text.contains(SECRET))
+        .find(|f| f.body.text().contains(SECRET))
         .map(|f| f.id())
         .unwrap();
     memory
@@ -388,7 +388,7 @@ fn check(disk: &LossyDisk, dir: &Path, acked: &Acknowledged, at: usize) {
         "crash at sync point {at}: the reopened store is neither the acknowledged state nor the cut step's:\n{now}\nacknowledged:\n{}",
         acked.state
     );
-    let stored: Vec<&str> = memory.ledger().facts().map(|f| &*f.body.text).collect();
+    let stored: Vec<&str> = memory.ledger().facts().map(|f| f.body.text()).collect();
     for sent in &acked.batches {
         for text in sent {
             let found = stored.contains(&text.as_str());
@@ -448,6 +448,6 @@ fn every_acknowledged_write_survives_a_power_cut_at_every_sync_point() {
     assert_eq!(state(&memory), acked.state);
     let key = Key::new("Halcyon", "budget_cap").unwrap();
     let head = memory.ledger().active_for_key(&key).unwrap();
-    assert_eq!(head.body.value.as_deref(), Some("$40k"), "resolved to $40k");
+    assert_eq!(head.body.value(), Some("$40k"), "resolved to $40k");
     eprintln!("crashed at each of {points} sync points and after the last");
 }

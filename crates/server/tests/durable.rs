@@ -92,7 +92,7 @@ fn erasure_leaves_no_byte_of_the_text_on_disk() {
     let id = memory
         .ledger()
         .facts()
-        .find(|f| f.body.text.contains("4417zq"))
+        .find(|f| f.body.text().contains("4417zq"))
         .unwrap()
         .id();
     memory.forget(&Forget::Fact(id), day(4)).unwrap();
@@ -276,7 +276,7 @@ fn erasure_leaves_no_byte_of_the_text_in_a_checkpoint_either() {
     let id = memory
         .ledger()
         .facts()
-        .find(|f| f.body.text.contains("5528kw"))
+        .find(|f| f.body.text().contains("5528kw"))
         .unwrap()
         .id();
     memory.forget(&Forget::Fact(id), day(4)).unwrap();
@@ -320,7 +320,7 @@ fn a_store_keeps_the_ordering_it_was_built_under() {
         let key = pfm::Key::new("alex rivera", "meeting_time").unwrap();
         m.ledger()
             .active_for_key(&key)
-            .and_then(|f| f.body.value.clone())
+            .and_then(|f| f.body.value().map(str::to_owned))
     };
     assert_eq!(current(&memory).as_deref(), Some("10:45am"));
     drop((store, memory));

@@ -131,7 +131,7 @@ impl Built {
             .map(|r| {
                 let key = r.key.clone()?;
                 let fact = self.memory.fact(r.outcome.fact()).ok()?;
-                Some((key, fact.body.value.as_deref()?.to_owned()))
+                Some((key, fact.body.value()?.to_owned()))
             })
             .collect()
     }

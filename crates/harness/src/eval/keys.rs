@@ -171,7 +171,7 @@ fn score_stream(
                 memory
                     .fact(fact)
                     .ok()
-                    .and_then(|f| f.body.value.as_deref().map(str::to_owned)),
+                    .and_then(|f| f.body.value().map(str::to_owned)),
             );
         }
     }
@@ -330,7 +330,7 @@ pub fn locomo_keys(
                 let value = memory
                     .fact(r.outcome.fact())
                     .ok()
-                    .and_then(|f| f.body.value.as_deref().map(str::to_owned))
+                    .and_then(|f| f.body.value().map(str::to_owned))
                     .unwrap_or_default();
                 keyed.push(KeyedTurn {
                     conversation: c.id.clone(),

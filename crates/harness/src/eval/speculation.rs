@@ -893,7 +893,7 @@ fn run_one(arm: &str, c: &Conversation, row: &mut Row) -> Result<()> {
     let head = |m: &Memory| {
         m.ledger()
             .active_for_key(&key)
-            .and_then(|f| f.body.value.as_deref().map(str::to_owned))
+            .and_then(|f| f.body.value().map(str::to_owned))
     };
     let next = text::normalize(&c.next);
     let at_risk = matches!(c.bucket, Bucket::Abandoned | Bucket::Open);

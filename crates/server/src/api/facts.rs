@@ -58,7 +58,7 @@ pub struct Conditions {
 
 impl Conditions {
     fn of(plan: &Fact) -> Option<Conditions> {
-        let (key, value) = (plan.body.key.as_ref()?, plan.body.value.as_deref()?);
+        let (key, value) = (plan.body.key.as_ref()?, plan.body.value()?);
         (plan.state.status == Status::Pending).then(|| Conditions {
             confirm: format!("a statement that makes {key} = {value:?} current"),
             abandon: format!(

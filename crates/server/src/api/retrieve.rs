@@ -256,9 +256,7 @@ pub(super) fn block_out(tenant: &Tenant, block: &Block) -> Vec<FactLine> {
                     .as_ref()
                     .and_then(|b| b.key.as_ref().map(|k| k.to_string())),
                 stated_at: body.as_ref().map(|b| b.stated_at.millis()),
-                source: body
-                    .as_ref()
-                    .and_then(|b| b.source.as_deref().map(str::to_owned)),
+                source: body.as_ref().and_then(|b| b.source().map(str::to_owned)),
                 participants: body
                     .map(|b| b.participants().iter().map(|p| p.to_string()).collect())
                     .unwrap_or_default(),
