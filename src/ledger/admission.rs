@@ -89,40 +89,39 @@ fn sorted<H: Ord>(mut hashes: Vec<H>) -> Vec<H> {
     hashes
 }
 
-impl Exact {
-    /// The signature of a text, given as observed and [`text::normalize`]d.
-    pub fn new(raw: &str, normalized: &str) -> Self {
-        let mut hashes = sorted(value_hashes(raw, normalized));
-        let values = u32::try_from(hashes.len()).expect("a text has fewer than 2^32 tokens");
-        let content = text::content_tokens(normalized).map(|t| FxBuildHasher.hash_one(t));
-        hashes.extend(sorted(content.collect()));
-        Signature {
-            text: text_hash(normalized),
-            hashes: hashes.into(),
-            values,
-        }
+/// The signature of a text, given as observed and [`text::normalize`]d,
+/// each token's 64-bit hash cut to `H` by `width`.
+fn signature<H: Ord>(raw: &str, normalized: &str, width: impl Fn(u64) -> H) -> Signature<H> {
+    let mut hashes = sorted(
+        value_hashes(raw, normalized)
+            .into_iter()
+            .map(&width)
+            .collect(),
+    );
+    let values = u32::try_from(hashes.len()).expect("a text has fewer than 2^32 tokens");
+    let content = text::content_tokens(normalized).map(|t| width(FxBuildHasher.hash_one(t)));
+    hashes.extend(sorted(content.collect()));
+    Signature {
+        text: text_hash(normalized),
+        hashes: hashes.into(),
+        values,
     }
+}
 
-    /// The signature as a store keeps it: each hash folded to 32 bits, each
-    /// part sorted and de-duplicated again.
-    pub fn compact(&self) -> Signature {
-        let fold = |part: &[u64]| sorted(part.iter().map(|&h| super::id_lists::fold(h)).collect());
-        let mut hashes = fold(self.values());
-        let values = hashes.len() as u32; // at most `self.values`
-        hashes.extend(fold(self.content()));
-        Signature {
-            text: self.text,
-            hashes: hashes.into(),
-            values,
-        }
+impl Exact {
+    /// The exact signature of a text, given as observed and
+    /// [`text::normalize`]d.
+    pub fn new(raw: &str, normalized: &str) -> Self {
+        signature(raw, normalized, |h| h)
     }
 }
 
 impl Signature {
     /// The stored signature of a text, given as observed and
-    /// [`text::normalize`]d: [`Exact::new`], [`Exact::compact`]ed.
+    /// [`text::normalize`]d: [`Exact::new`]'s with each hash folded to 32
+    /// bits.
     pub fn of(raw: &str, normalized: &str) -> Self {
-        Exact::new(raw, normalized).compact()
+        signature(raw, normalized, super::id_lists::fold)
     }
 
     /// Hash of the value-bearing tokens, bucketing absorption candidates.
@@ -325,8 +324,7 @@ mod tests {
                 };
                 let (x, y) = (text(mask_a), text(mask_b));
                 let (ex, ey) = (exact(&x), exact(&y));
-                let (sx, sy) = (ex.compact(), ey.compact());
-                assert_eq!(sx, sig(&x));
+                let (sx, sy) = (sig(&x), sig(&y));
                 if ex.same_values(&ey) {
                     assert!(sx.same_values(&sy), "{x:?} / {y:?}");
                 }

@@ -686,8 +686,7 @@ impl Ledger {
 
     /// The commit rules for a plain statement (module docs, rules 1–3).
     fn accept(&mut self, draft: Draft, u: Seq, t: WallTime, changes: &mut Vec<Change>) -> Outcome {
-        let exact = admission::Exact::new(&draft.text, &draft.normalized);
-        let sig = exact.compact();
+        let sig = Signature::of(&draft.text, &draft.normalized);
         if self.admission.dedup
             && let Some(of) = self.find_duplicate(&draft.normalized, &sig)
         {
@@ -738,7 +737,7 @@ impl Ledger {
                     }
                 }
             },
-            _ => match self.find_absorber(&draft, &sig, &exact) {
+            _ => match self.find_absorber(&draft, &sig) {
                 Some(into) => {
                     self.reobserve(into, &draft, changes);
                     Outcome::Absorbed { into }
@@ -794,17 +793,13 @@ impl Ledger {
 
     /// The current fact the draft restates, if any (module docs, rule 3):
     /// candidates share an entity and (with value matching) the value
-    /// bucket; the stored 32-bit signatures rule out the rest, and each
-    /// that passes is confirmed on exact signatures (`exact` is the
-    /// draft's), recomputed from its text.
-    fn find_absorber(
-        &self,
-        draft: &Draft,
-        sig: &Signature,
-        exact: &admission::Exact,
-    ) -> Option<FactId> {
+    /// bucket; the stored 32-bit signatures (`sig` is the draft's) rule out
+    /// the rest, and each that passes is confirmed on exact signatures of
+    /// both texts, computed only then.
+    fn find_absorber(&self, draft: &Draft, sig: &Signature) -> Option<FactId> {
         let vh = self.bucket_hash(sig);
         let mut best: Option<(f64, FactId)> = None;
+        let mut exact = None;
         for entity in &draft.entities {
             for id in self.absorb_buckets.get(absorb_bucket(entity, vh)) {
                 let body = &self.fact(id).body;
@@ -818,6 +813,8 @@ impl Ledger {
                 if !self.restates(sig, theirs) {
                     continue;
                 }
+                let exact = exact
+                    .get_or_insert_with(|| admission::Exact::new(&draft.text, &draft.normalized));
                 let theirs = admission::Exact::new(body.text(), &text::normalize(body.text()));
                 if !self.restates(exact, &theirs) {
                     continue;
