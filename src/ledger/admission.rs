@@ -67,7 +67,7 @@ fn value_hashes(raw: &str, normalized: &str) -> Vec<u64> {
 /// from the 64-bit ones): half the bytes, and still a filter with no false
 /// negatives for what absorption asks first, since hashing keeps equal
 /// sets equal and a subset a subset. Only a candidate that passes it is
-/// confirmed on [`Exact`] signatures, recomputed from both texts, so a
+/// confirmed on `Exact` signatures, recomputed from both texts, so a
 /// 32-bit collision can never absorb a fact (issue 24).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Signature<H = u32> {
@@ -118,7 +118,7 @@ impl Exact {
 
 impl Signature {
     /// The stored signature of a text, given as observed and
-    /// [`text::normalize`]d: [`Exact::new`]'s with each hash folded to 32
+    /// [`text::normalize`]d: `Exact::new`'s with each hash folded to 32
     /// bits.
     pub fn of(raw: &str, normalized: &str) -> Self {
         signature(raw, normalized, super::id_lists::fold)
