@@ -164,19 +164,6 @@ pub struct FactBody {
     source: u32,
 }
 
-impl<'a> BodyParts<'a> {
-    /// The parts of a fact with no key, value or source.
-    pub fn new(text: &'a str, stated_at: WallTime) -> BodyParts<'a> {
-        BodyParts {
-            text,
-            key: None,
-            value: None,
-            stated_at,
-            source: None,
-        }
-    }
-}
-
 /// The length of a value or source a body does not have.
 const ABSENT: u32 = u32::MAX;
 
@@ -194,6 +181,19 @@ pub struct BodyParts<'a> {
     pub stated_at: WallTime,
     /// Caller-supplied provenance (a message id), if any.
     pub source: Option<&'a str>,
+}
+
+impl<'a> BodyParts<'a> {
+    /// The parts of a fact with no key, value or source.
+    pub fn new(text: &'a str, stated_at: WallTime) -> BodyParts<'a> {
+        BodyParts {
+            text,
+            key: None,
+            value: None,
+            stated_at,
+            source: None,
+        }
+    }
 }
 
 /// A fact's entities `E_f` and participants `P_f`, in one allocation:
@@ -345,8 +345,9 @@ impl FactBody {
     }
 
     /// [`FactBody::try_new`] for parts known to fit: a validated
-    /// observation's (value and source at most
-    /// [`crate::limits::MAX_TEXT_BYTES`]) or another body's.
+    /// observation's (its value and source at most
+    /// [`crate::limits::MAX_TEXT_BYTES`], or a value found in a text of
+    /// that size) or another body's.
     pub fn new(id: FactId, names: FactNames, parts: BodyParts<'_>) -> FactBody {
         FactBody::try_new(id, names, parts).expect("a fact's value and source are under 4 GiB")
     }
