@@ -10,18 +10,22 @@
 //!
 //! # Invariants
 //! 1. The writer holds the exact `W` of every edge of every retained fact
-//!    (symmetric): a hub's in its map of all edges, any other node's in its
-//!    list (see [`GraphWriter`]).
+//!    (symmetric), in the list of each end that is not a hub and, between
+//!    two hubs, in both hubs' maps (see [`GraphWriter`]).
 //! 2. The published neighbour list of a node is its top
 //!    `neighbours_per_node` edges by `W` (ties: lower node id first).
 //!
 //! A node with at most `neighbours_per_node` edges publishes them all, so
 //! its published list is its whole adjacency and the writer keeps no other
-//! copy of it; only a hub (more edges than that) keeps a map of all its
-//! edges and a top list of its own. Additions only raise weights, so lists
-//! are maintained incrementally in place; an erasure or a pruning that
-//! lowers a hub's edge recomputes its top list from its map. Changed lists
-//! are copied into the persistent read side once per commit
+//! copy of it. A hub (more edges than that) keeps a top list of its own,
+//! the weights of its edges to other hubs, and only the ids of its other
+//! neighbours, whose lists hold those weights: a hub's edges are mostly to
+//! nodes that are not hubs, and a 4-byte id where a 12-byte edge was took
+//! the graph from 100 to 73 bytes a fact at 100k wide (issue 24).
+//! Additions only raise weights, so lists are maintained incrementally in
+//! place; an erasure or a pruning that lowers an edge of a hub's top list
+//! has it recomputed from all its edges at publication. Changed lists are
+//! copied into the persistent read side once per commit
 //! ([`GraphWriter::publish`]), so a node touched by a thousand facts of one
 //! batch is copied once.
 //!
@@ -63,9 +67,9 @@ const _: () = assert!(std::mem::size_of::<Edge>() == 12);
 /// A node's published neighbours with their anchored weights.
 type List = Arc<[Edge]>;
 
-/// A hub's edges by neighbour, 12 bytes an entry: a map of `NodeId` to
-/// `f64` pads its entries to 16, and hubs hold every edge they have
-/// (invariant 1). Invariant: at most one entry per neighbour.
+/// A hub's edges to other hubs by neighbour, 12 bytes an entry: a map of
+/// `NodeId` to `f64` pads its entries to 16. Invariant: at most one entry
+/// per neighbour.
 #[derive(Debug, Default)]
 struct EdgeMap(HashTable<Edge>);
 
@@ -79,22 +83,19 @@ impl EdgeMap {
         self.0.find(node_hash(b), |e| e.0 == b).map(|e| e.1)
     }
 
-    /// Sets the edge to `b` to weight `w`.
-    fn insert(&mut self, b: NodeId, w: f64) {
-        match self.0.entry(node_hash(b), |e| e.0 == b, |e| node_hash(e.0)) {
+    /// Sets the edge to `b` to weight `w`; `w <= 0` removes it.
+    fn set(&mut self, b: NodeId, w: f64) {
+        let held = self.0.entry(node_hash(b), |e| e.0 == b, |e| node_hash(e.0));
+        match held {
+            hash_table::Entry::Occupied(held) if w <= 0.0 => {
+                held.remove();
+            }
             hash_table::Entry::Occupied(mut held) => *held.get_mut() = Edge(b, w),
-            hash_table::Entry::Vacant(slot) => {
+            hash_table::Entry::Vacant(slot) if w > 0.0 => {
                 slot.insert(Edge(b, w));
             }
+            hash_table::Entry::Vacant(_) => {}
         }
-    }
-
-    /// Removes the edge to `b`; returns whether there was one.
-    fn remove(&mut self, b: NodeId) -> bool {
-        self.0
-            .find_entry(node_hash(b), |e| e.0 == b)
-            .map(|held| held.remove())
-            .is_ok()
     }
 
     /// Every edge, in no particular order.
@@ -108,13 +109,33 @@ impl EdgeMap {
     }
 }
 
-impl FromIterator<Edge> for EdgeMap {
-    fn from_iter<I: IntoIterator<Item = Edge>>(edges: I) -> Self {
-        let mut map = EdgeMap::default();
-        for Edge(b, w) in edges {
-            map.insert(b, w);
+/// A hub's neighbours that are not hubs, 4 bytes an entry: each one's own
+/// list holds the edge's exact weight (invariant 1), so the hub keeps only
+/// who they are. Invariant: no duplicates.
+#[derive(Debug, Default)]
+struct NodeSet(HashTable<NodeId>);
+
+impl NodeSet {
+    fn insert(&mut self, b: NodeId) {
+        if let hash_table::Entry::Vacant(slot) =
+            self.0.entry(node_hash(b), |&n| n == b, |&n| node_hash(n))
+        {
+            slot.insert(b);
         }
-        map
+    }
+
+    fn remove(&mut self, b: NodeId) {
+        if let Ok(held) = self.0.find_entry(node_hash(b), |&n| n == b) {
+            held.remove();
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = NodeId> + '_ {
+        self.0.iter().copied()
+    }
+
+    fn len(&self) -> usize {
+        self.0.len()
     }
 }
 
@@ -154,13 +175,16 @@ impl Graph {
 
 /// The write side.
 ///
-/// Where an edge's weight lives (invariant 1): a hub (more than
-/// `neighbours_per_node` edges) holds all its edges in `Hub::all`; any
-/// other node holds them in its published list, which is then every edge
-/// it has — or, once it changed since the last publication, in its working
-/// copy in `changed`. So a quiet node costs only its published list, shared
-/// with every index version, and a batch that touches a node many times
-/// edits one copy and publishes it once.
+/// Where an edge's weight lives (invariant 1): a node with at most
+/// `neighbours_per_node` edges holds all of them in its published list —
+/// or, once it changed since the last publication, in its working copy in
+/// `changed`. A hub (more edges than that) holds the weights of its edges
+/// to other hubs in `Hub::hubs` and only the ids of its other neighbours in
+/// `Hub::others`, whose own lists hold those weights. So a quiet node costs
+/// only its published list, shared with every index version; a batch that
+/// touches a node many times edits one copy and publishes it once; and an
+/// edge is held twice (once by each end) only between two hubs or two
+/// non-hubs.
 #[derive(Debug)]
 pub struct GraphWriter {
     params: GraphParams,
@@ -169,19 +193,25 @@ pub struct GraphWriter {
     /// Working copies of the non-hub nodes changed since the last
     /// publication: all their edges, in neighbour order.
     changed: FxHashMap<NodeId, Vec<Edge>>,
-    /// Hubs whose top list changed since the last publication.
+    /// Hubs whose top list changed since the last publication (every stale
+    /// hub is here).
     dirty_hubs: Vec<NodeId>,
     published: Graph,
 }
 
 /// A node with more edges than it publishes.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 struct Hub {
-    /// Every edge's exact `W`.
-    all: EdgeMap,
-    /// The top `neighbours_per_node` of `all` in neighbour order,
-    /// maintained in place as weights rise.
+    /// The exact `W` of each edge to another hub.
+    hubs: EdgeMap,
+    /// Its neighbours that are not hubs; their lists hold the weights.
+    others: NodeSet,
+    /// The top `neighbours_per_node` edges in neighbour order, maintained
+    /// in place as weights rise; meaningless while `stale`.
     top: Vec<Edge>,
+    /// An edge of `top` fell or went since `top` was computed: publication
+    /// recomputes it, once however many fell (a pruning lowers many).
+    stale: bool,
 }
 
 impl GraphWriter {
@@ -204,18 +234,30 @@ impl GraphWriter {
 
     /// Copies the changed lists into the read side and returns it.
     pub fn publish(&mut self) -> Graph {
-        let mut lists: Vec<(NodeId, Option<List>)> = self
-            .changed
-            .drain()
-            .map(|(node, list)| (node, (!list.is_empty()).then(|| list.into())))
-            .collect();
-        self.dirty_hubs.sort_unstable();
-        self.dirty_hubs.dedup();
-        // A hub that fell back to a working copy is published from it.
+        let mut dirty = std::mem::take(&mut self.dirty_hubs);
+        dirty.sort_unstable();
+        dirty.dedup();
+        // Stale hubs first: their weights are read from the working copies
+        // that are drained below. A hub that fell back to a non-hub since
+        // is published from its working copy.
+        let mut lists: Vec<(NodeId, Option<List>)> = Vec::new();
+        for node in dirty {
+            let Some(hub) = self.hubs.get(&node) else {
+                continue;
+            };
+            if hub.stale {
+                let top = self.top_of(node);
+                // Infallible: `node` is a hub (found above).
+                let hub = self.hubs.get_mut(&node).expect("a hub");
+                hub.top = top;
+                hub.stale = false;
+            }
+            lists.push((node, Some(self.hubs[&node].top.as_slice().into())));
+        }
         lists.extend(
-            self.dirty_hubs
-                .drain(..)
-                .filter_map(|node| Some((node, Some(self.hubs.get(&node)?.top.as_slice().into())))),
+            self.changed
+                .drain()
+                .map(|(node, list)| (node, (!list.is_empty()).then(|| list.into()))),
         );
         let published = &mut self.published.neighbours;
         for (node, list) in lists {
@@ -251,11 +293,9 @@ impl GraphWriter {
     pub fn strengthen(&mut self, nodes: &[NodeId], delta: f64) {
         for (i, &a) in nodes.iter().enumerate() {
             for &b in &nodes[i + 1..] {
-                if a == b {
-                    continue;
+                if a != b {
+                    self.set(a, b, |old| old + delta);
                 }
-                let w = self.update(a, b, |old| old + delta);
-                self.update(b, a, |_| w);
             }
         }
     }
@@ -272,9 +312,11 @@ impl GraphWriter {
         for (a, name) in nodes {
             if !alive(name) {
                 for Edge(b, _) in self.edges(*a) {
-                    self.update(b, *a, |_| 0.0);
+                    self.set(*a, b, |_| 0.0);
                 }
-                self.hubs.remove(a);
+                // With no edges left, `a` is no hub (it was demoted on the
+                // way): its empty list is published.
+                debug_assert!(!self.hubs.contains_key(a));
                 self.changed.insert(*a, Vec::new());
                 self.published.ids.remove(name);
             }
@@ -285,8 +327,7 @@ impl GraphWriter {
                     continue;
                 }
                 let w = weight(an, bn);
-                self.update(*a, *b, |_| w);
-                self.update(*b, *a, |_| w);
+                self.set(*a, *b, |_| w);
             }
         }
     }
@@ -295,102 +336,196 @@ impl GraphWriter {
     pub fn prune(&mut self, at: WallTime) {
         let limit = self.params.edge_threshold * self.contribution(at);
         for a in 0..self.next {
-            for Edge(b, w) in self.edges(a) {
+            // An edge between a hub and another node is met from the other
+            // node's list, which holds its weight: no lookups. A pruning
+            // only removes edges, so no node turns into a hub meanwhile.
+            let held: Vec<Edge> = match self.hubs.get(&a) {
+                Some(hub) => hub.hubs.iter().collect(),
+                None => self.list(a).to_vec(),
+            };
+            for Edge(b, w) in held {
                 if w < limit {
-                    self.update(a, b, |_| 0.0);
+                    self.set(a, b, |_| 0.0);
                 }
             }
         }
     }
 
-    /// A node's edges with their weights (in no particular order for a hub).
-    fn edges(&self, a: NodeId) -> Vec<Edge> {
-        match self.hubs.get(&a) {
-            Some(hub) => hub.all.iter().collect(),
-            None => match self.changed.get(&a) {
-                Some(list) => list.clone(),
-                None => self.published.neighbours(a).to_vec(),
-            },
+    /// The list that holds a non-hub's edges: its working copy, else its
+    /// published list.
+    fn list(&self, a: NodeId) -> &[Edge] {
+        match self.changed.get(&a) {
+            Some(list) => list,
+            None => self.published.neighbours(a),
         }
     }
 
-    /// Sets edge `a → b` from its weight (zero when there is none) to
-    /// `weight(old)`, zero removing it, on `a`'s side only; returns the new
-    /// weight. Keeps invariants 1 and 2 for `a`: a node becomes a hub when
-    /// it passes `neighbours_per_node` edges and stops being one when it is
-    /// back at that many.
-    fn update(&mut self, a: NodeId, b: NodeId, weight: impl FnOnce(f64) -> f64) -> f64 {
-        let k = self.params.neighbours_per_node;
-        if let Some(hub) = self.hubs.get_mut(&a) {
-            let (w, changed) = hub.update(b, weight, k);
-            if changed {
-                self.dirty_hubs.push(a);
-            }
-            if hub.all.len() <= k {
-                let all = sorted(&hub.all);
-                self.hubs.remove(&a);
-                self.changed.insert(a, all);
-            }
-            return w;
+    /// The exact `W` of edge `a`–`b`, if there is one (invariant 1).
+    fn weight(&self, a: NodeId, b: NodeId) -> Option<f64> {
+        match (self.hubs.get(&a), self.hubs.contains_key(&b)) {
+            (Some(hub), true) => hub.hubs.get(b),
+            (Some(_), false) => find(self.list(b), a),
+            (None, _) => find(self.list(a), b),
         }
+    }
+
+    /// A node's edges with their weights (in no particular order for a hub).
+    fn edges(&self, a: NodeId) -> Vec<Edge> {
+        let Some(hub) = self.hubs.get(&a) else {
+            return self.list(a).to_vec();
+        };
+        let others = hub.others.iter().map(|b| {
+            // Infallible: a hub's non-hub neighbour lists the edge
+            // (invariant 1).
+            Edge(
+                b,
+                find(self.list(b), a).expect("the neighbour's list holds the edge"),
+            )
+        });
+        hub.hubs.iter().chain(others).collect()
+    }
+
+    /// A hub's top list, computed from all its edges.
+    fn top_of(&self, a: NodeId) -> Vec<Edge> {
+        let mut all = self.edges(a);
+        let k = self.params.neighbours_per_node;
+        if all.len() > k {
+            all.select_nth_unstable_by(k, order);
+            all.truncate(k);
+        }
+        all.sort_by(order);
+        all
+    }
+
+    /// Sets edge `a`–`b` (`a != b`) from its weight (zero when there is
+    /// none) to `weight(old)`, zero removing it, on both sides. Keeps
+    /// invariants 1 and 2: a node becomes a hub when it passes
+    /// `neighbours_per_node` edges and stops being one when it is back at
+    /// that many.
+    fn set(&mut self, a: NodeId, b: NodeId, weight: impl FnOnce(f64) -> f64) {
+        let old = self.weight(a, b);
+        let w = weight(old.unwrap_or(0.0));
+        if w <= 0.0 && old.is_none() {
+            return;
+        }
+        let ends = [(a, b), (b, a)];
+        for (x, y) in ends {
+            let y_is_hub = self.hubs.contains_key(&y);
+            match self.hubs.get_mut(&x) {
+                None => self.set_in_list(x, y, w),
+                Some(hub) if y_is_hub => hub.hubs.set(y, w),
+                Some(hub) if w <= 0.0 => hub.others.remove(y),
+                Some(hub) => hub.others.insert(y),
+            }
+        }
+        let k = self.params.neighbours_per_node;
+        for (x, y) in ends {
+            if let Some(hub) = self.hubs.get_mut(&x)
+                && hub.retop(y, old, w, k)
+            {
+                self.dirty_hubs.push(x);
+            }
+        }
+        // After both sides hold the new weight: a demotion reads it from
+        // either.
+        for (x, _) in ends {
+            self.rebalance(x);
+        }
+    }
+
+    /// Sets edge `a → b` to `w` (`w <= 0` removes it) in non-hub `a`'s
+    /// working copy, kept in neighbour order.
+    fn set_in_list(&mut self, a: NodeId, b: NodeId, w: f64) {
         let published = &self.published;
         let list = self
             .changed
             .entry(a)
             .or_insert_with(|| published.neighbours(a).to_vec());
         let found = list.iter().position(|e| e.0 == b);
-        let w = weight(found.map_or(0.0, |i| list[i].1));
-        if w <= 0.0 {
-            if let Some(i) = found {
-                list.remove(i);
-            }
-            return w;
-        }
         let entry = Edge(b, w);
         match found {
+            Some(i) if w <= 0.0 => {
+                list.remove(i);
+            }
             Some(i) => move_within(list, i, entry),
+            None if w <= 0.0 => {}
             None => {
                 let at = list.partition_point(|e| order(e, &entry).is_lt());
                 list.insert(at, entry);
             }
         }
-        if list.len() > k {
-            // Infallible: the working copy was just made or found.
-            let mut top = self.changed.remove(&a).expect("a working copy");
-            let all = top.iter().copied().collect();
-            top.truncate(k);
-            self.hubs.insert(a, Hub { all, top });
-            self.dirty_hubs.push(a);
+    }
+
+    /// Makes `a` a hub if it has passed `neighbours_per_node` edges, or a
+    /// non-hub if it is back at that many.
+    fn rebalance(&mut self, a: NodeId) {
+        let k = self.params.neighbours_per_node;
+        match self.hubs.get(&a) {
+            Some(hub) if hub.hubs.len() + hub.others.len() <= k => self.demote(a),
+            None if self.changed.get(&a).is_some_and(|list| list.len() > k) => self.promote(a),
+            _ => {}
         }
-        w
+    }
+
+    /// Turns non-hub `a`'s working copy into a hub. Its hub neighbours move
+    /// `a` among their hub edges, with the weight.
+    fn promote(&mut self, a: NodeId) {
+        // Infallible: `rebalance` found the working copy.
+        let mut top = self.changed.remove(&a).expect("a working copy");
+        let mut hub = Hub::default();
+        for Edge(b, w) in top.iter().copied() {
+            match self.hubs.get_mut(&b) {
+                Some(other) => {
+                    other.others.remove(a);
+                    other.hubs.set(a, w);
+                    hub.hubs.set(b, w);
+                }
+                None => hub.others.insert(b),
+            }
+        }
+        top.truncate(self.params.neighbours_per_node);
+        hub.top = top;
+        self.hubs.insert(a, hub);
+        self.dirty_hubs.push(a);
+    }
+
+    /// Turns hub `a` back into a working copy of all its edges. Its hub
+    /// neighbours move `a` among their non-hub neighbours: the weight is in
+    /// `a`'s list now.
+    fn demote(&mut self, a: NodeId) {
+        let mut all = self.edges(a);
+        all.sort_by(order);
+        // Infallible: `rebalance` found the hub.
+        let hub = self.hubs.remove(&a).expect("a hub");
+        for Edge(b, _) in hub.hubs.iter() {
+            // Infallible: `Hub::hubs` holds edges to hubs only.
+            let other = self.hubs.get_mut(&b).expect("a hub neighbour");
+            other.hubs.set(a, 0.0);
+            other.others.insert(a);
+        }
+        self.changed.insert(a, all);
     }
 }
 
 impl Hub {
-    /// Sets edge `→ b` to `weight(old)` (zero removes it); returns the new
-    /// weight and whether the top list changed. A raise updates the top
-    /// list in place; a fall (only erasure and pruning lower weights)
-    /// recomputes it.
-    fn update(&mut self, b: NodeId, weight: impl FnOnce(f64) -> f64, k: usize) -> (f64, bool) {
-        let old = self.all.get(b);
-        let w = weight(old.unwrap_or(0.0));
-        if w <= 0.0 {
-            if !self.all.remove(b) {
-                return (w, false);
-            }
-        } else {
-            self.all.insert(b, w);
+    /// Keeps the top list after edge `→ b` went from `old` to `w` (`w <=
+    /// 0`: removed); returns whether the top list changed. A raise updates
+    /// it in place; a fall of an edge in it (only erasure and pruning lower
+    /// weights) marks it stale.
+    fn retop(&mut self, b: NodeId, old: Option<f64>, w: f64, k: usize) -> bool {
+        if self.stale {
+            return false;
         }
+        let held = self.top.iter().position(|e| e.0 == b);
         if w <= 0.0 || old.is_some_and(|old| w < old) {
-            self.top = sorted(&self.all);
-            self.top.truncate(k);
-            return (w, true);
+            self.stale = held.is_some();
+            return self.stale;
         }
         let entry = Edge(b, w);
-        match self.top.iter().position(|e| e.0 == b) {
+        match held {
             Some(i) => {
                 move_within(&mut self.top, i, entry);
-                return (w, true);
+                return true;
             }
             None if self.top.len() >= k
                 && self
@@ -398,7 +533,7 @@ impl Hub {
                     .last()
                     .is_none_or(|last| order(&entry, last).is_ge()) =>
             {
-                return (w, false);
+                return false;
             }
             None => {}
         }
@@ -406,8 +541,13 @@ impl Hub {
         let at = self.top.partition_point(|e| order(e, &entry).is_lt());
         self.top.insert(at, entry);
         self.top.truncate(k);
-        (w, true)
+        true
     }
+}
+
+/// The weight of the edge to `b` in a non-hub's list.
+fn find(list: &[Edge], b: NodeId) -> Option<f64> {
+    list.iter().find(|e| e.0 == b).map(|e| e.1)
 }
 
 /// Replaces `list[i]` with `entry` and moves it to its place in the order,
@@ -424,13 +564,6 @@ fn move_within(list: &mut [Edge], i: usize, entry: Edge) {
         list[i..=after].rotate_left(1);
         list[after] = entry;
     }
-}
-
-/// A node's edges, strongest first (see [`order`]).
-fn sorted(adj: &EdgeMap) -> Vec<Edge> {
-    let mut list: Vec<Edge> = adj.iter().collect();
-    list.sort_by(order);
-    list
 }
 
 /// The anchored weight `2^((s - A)/T_g)` one fact observed at `s` adds to
@@ -476,9 +609,9 @@ mod tests {
 
     proptest::proptest! {
         /// Invariants 1 and 2 under any sequence of additions, exact
-        /// recomputations and prunings: every published list is the top
-        /// `k` of a model of every edge's weight kept beside the writer,
-        /// as nodes cross to hubs and back.
+        /// recomputations and prunings: the writer holds every edge's
+        /// weight of a model kept beside it, and every published list is
+        /// the top `k` of the model's, as nodes cross to hubs and back.
         #[test]
         fn published_lists_are_the_exact_top_k(
             steps in proptest::collection::vec((0u32..12, 0u32..12, 0u32..50, 0u8..12), 1..200),
@@ -520,12 +653,8 @@ mod tests {
                     _ => {}
                 }
                 model.retain(|_, weight| *weight > 0.0);
-                if step % 7 != 0 {
-                    continue;
-                }
-                let published = g.publish();
-                for &n in &ids {
-                    let mut want: Vec<Edge> = model
+                let adjacency = |n: NodeId| {
+                    let mut edges: Vec<Edge> = model
                         .iter()
                         .filter_map(|(&(x, y), &w)| match (x == n, y == n) {
                             (true, _) => Some(Edge(y, w)),
@@ -533,7 +662,21 @@ mod tests {
                             _ => None,
                         })
                         .collect();
-                    want.sort_by(order);
+                    edges.sort_by(order);
+                    edges
+                };
+                // Invariant 1 after every step, wherever each weight lives.
+                for &n in &ids {
+                    let mut held = g.edges(n);
+                    held.sort_by(order);
+                    proptest::prop_assert_eq!(held, adjacency(n));
+                }
+                if step % 7 != 0 {
+                    continue;
+                }
+                let published = g.publish();
+                for &n in &ids {
+                    let mut want = adjacency(n);
                     want.truncate(k);
                     proptest::prop_assert_eq!(published.neighbours(n), &want[..]);
                 }
