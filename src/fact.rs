@@ -29,6 +29,9 @@ pub use crate::names::Name;
 use crate::text;
 use crate::time::WallTime;
 
+mod packed;
+use packed::Packed;
+
 pub use crate::ids::{FactId, Seq};
 
 /// Whether `name` has a canonical form ([`name_key`] is not empty), without
@@ -136,12 +139,13 @@ impl fmt::Display for Key {
 
 /// What was said: the immutable content of a fact.
 ///
-/// Its text, value and source lie end to end in one allocation, the
-/// optional two measured by a length each (`ABSENT` for none): three boxes
-/// held 48 bytes of pointers in every body and, for keyed facts, two more
-/// allocations (issue 24's heap table). Invariant: `strings` is the text
-/// followed by the value's and the source's bytes, whose lengths are
-/// `value` and `source` (0 where `ABSENT`).
+/// Its names and its text, value and source lie in one allocation
+/// ([`packed`]), the optional two strings measured by a length each
+/// (`ABSENT` for none): boxes of their own held 80 bytes of pointers and
+/// counts in every body and two to four allocations (issue 24's heap
+/// table). Invariant: the packed string is the text followed by the
+/// value's and the source's bytes, whose lengths are `value` and `source`
+/// (0 where `ABSENT`).
 ///
 /// It serializes as the struct `{id, text, entities, participants, key,
 /// value, stated_at, source}`, whatever the layout in memory.
@@ -149,18 +153,17 @@ impl fmt::Display for Key {
 pub struct FactBody {
     /// Stable identity.
     pub id: FactId,
-    /// The text, then the value, then the source.
-    strings: Box<str>,
     /// Its entities and participants ([`FactBody::entities`],
-    /// [`FactBody::participants`]).
-    pub names: FactNames,
+    /// [`FactBody::participants`]), then the text, the value and the
+    /// source.
+    packed: Packed,
     /// The slot key `κ_f`, if the fact states a mutable slot.
     pub key: Option<std::sync::Arc<Key>>,
     /// When the source observation was made (event time); the block's date.
     pub stated_at: WallTime,
-    /// The value's length in `strings`, or `ABSENT`.
+    /// The value's length in the packed string, or `ABSENT`.
     value: u32,
-    /// The source's length in `strings`, or `ABSENT`.
+    /// The source's length in the packed string, or `ABSENT`.
     source: u32,
 }
 
@@ -196,9 +199,8 @@ impl<'a> BodyParts<'a> {
     }
 }
 
-/// A fact's entities `E_f` and participants `P_f`, in one allocation:
-/// entities first. Two boxes cost a second allocation and sixteen more
-/// bytes a fact (issue 24's heap table).
+/// A fact's entities `E_f` and participants `P_f`, entities first, as a
+/// body is built from them (the body packs them with its strings).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FactNames {
     all: Box<[Name]>,
@@ -233,12 +235,6 @@ impl FactNames {
     /// Participants `P_f` of the source observation, in display form.
     pub fn participants(&self) -> &[Name] {
         &self.all[self.entities as usize..]
-    }
-
-    /// Every name, entities first, to replace in place (by equal names:
-    /// [`crate::names::Names::share`]).
-    pub(crate) fn iter_mut(&mut self) -> std::slice::IterMut<'_, Name> {
-        self.all.iter_mut()
     }
 }
 
@@ -309,8 +305,9 @@ impl<'de> Deserialize<'de> for FactBody {
 
 impl FactBody {
     /// A body of `parts`, or an error if its value or source is 4 GiB or
-    /// more (an observation is validated far below that; a stored row
-    /// might not be).
+    /// more, its strings together too, or its names more than 65,535 (an
+    /// observation is validated far below all three; a stored row might
+    /// not be).
     pub fn try_new(
         id: FactId,
         names: FactNames,
@@ -327,16 +324,13 @@ impl FactBody {
             length("value", parts.value)?,
             length("source", parts.source)?,
         );
-        let pieces = [Some(parts.text), parts.value, parts.source];
-        let mut strings = String::with_capacity(pieces.iter().flatten().map(|s| s.len()).sum());
-        pieces
+        let pieces: Vec<&str> = [Some(parts.text), parts.value, parts.source]
             .into_iter()
             .flatten()
-            .for_each(|s| strings.push_str(s));
+            .collect();
         Ok(FactBody {
             id,
-            strings: strings.into(),
-            names,
+            packed: Packed::new(names.all, names.entities as usize, &pieces)?,
             key: parts.key.cloned(),
             stated_at: parts.stated_at,
             value,
@@ -345,14 +339,15 @@ impl FactBody {
     }
 
     /// [`FactBody::try_new`] for parts known to fit: a validated
-    /// observation's (its value and source at most
-    /// [`crate::limits::MAX_TEXT_BYTES`], or a value found in a text of
-    /// that size) or another body's.
+    /// observation's (its text, value and source at most
+    /// [`crate::limits::MAX_TEXT_BYTES`] each, or a value found in a text
+    /// of that size; its names at most [`crate::limits::MAX_NAMES`] given
+    /// and what a text of that size names) or another body's.
     pub fn new(id: FactId, names: FactNames, parts: BodyParts<'_>) -> FactBody {
-        FactBody::try_new(id, names, parts).expect("a fact's value and source are under 4 GiB")
+        FactBody::try_new(id, names, parts).expect("a fact's names and strings fit its body")
     }
 
-    /// The lengths of the value and the source in `strings`.
+    /// The lengths of the value and the source in the packed string.
     fn tail(&self) -> (usize, usize) {
         let len = |n: u32| if n == ABSENT { 0 } else { n as usize };
         (len(self.value), len(self.source))
@@ -361,30 +356,39 @@ impl FactBody {
     /// Prompt-ready text `z_f`, as observed.
     pub fn text(&self) -> &str {
         let (value, source) = self.tail();
-        &self.strings[..self.strings.len() - value - source]
+        let strings = self.packed.str();
+        &strings[..strings.len() - value - source]
     }
 
     /// The slot value in normalized form (keyed facts only).
     pub fn value(&self) -> Option<&str> {
         let (value, source) = self.tail();
-        let end = self.strings.len() - source;
-        (self.value != ABSENT).then(|| &self.strings[end - value..end])
+        let strings = self.packed.str();
+        let end = strings.len() - source;
+        (self.value != ABSENT).then(|| &strings[end - value..end])
     }
 
     /// Caller-supplied provenance (a message id), if any.
     pub fn source(&self) -> Option<&str> {
         let (_, source) = self.tail();
-        (self.source != ABSENT).then(|| &self.strings[self.strings.len() - source..])
+        let strings = self.packed.str();
+        (self.source != ABSENT).then(|| &strings[strings.len() - source..])
     }
 
     /// Normalized entities `E_f` ([`name_key`] form), sorted, unique.
     pub fn entities(&self) -> &[Name] {
-        self.names.entities()
+        &self.packed.names()[..self.packed.entities()]
     }
 
     /// Participants `P_f` of the source observation, in display form.
     pub fn participants(&self) -> &[Name] {
-        self.names.participants()
+        &self.packed.names()[self.packed.entities()..]
+    }
+
+    /// Every name, entities first, to replace in place (by equal names:
+    /// [`crate::names::Names::share`]).
+    pub(crate) fn names_mut(&mut self) -> &mut [Name] {
+        self.packed.names_mut()
     }
 
     /// The canonical ([`name_key`]) forms of the participants.
@@ -1189,8 +1193,8 @@ mod tests {
         }
         assert_eq!(
             std::mem::size_of::<FactBody>(),
-            72,
-            "an Arc<FactBody> takes 88 bytes"
+            48,
+            "an Arc<FactBody> takes 64 bytes"
         );
     }
 

@@ -39,7 +39,7 @@ impl Names {
     /// Makes a body's participants and entities the shared copies (a body
     /// decoded from storage holds its own).
     pub fn share(&mut self, body: &mut FactBody) {
-        for name in body.names.iter_mut() {
+        for name in body.names_mut() {
             *name = self.get(name);
         }
     }
