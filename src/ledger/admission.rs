@@ -196,15 +196,8 @@ impl Signatures {
     pub fn insert(&mut self, id: FactId, signature: Signature) {
         let i = slot(id);
         if i >= self.by_id.len() {
-            // Grown by an eighth at a time rather than doubled: ids are
-            // dense and only ever grow, so doubling left a quarter of the
-            // slots spare on average (issue 24's heap table); an eighth
-            // keeps the growth amortized O(1) per id.
-            let capacity = self.by_id.capacity();
-            if i >= capacity {
-                let want = (i + 1).max(capacity + capacity / 8);
-                self.by_id.reserve_exact(want - self.by_id.len());
-            }
+            let extra = i + 1 - self.by_id.len();
+            super::reserve_by_eighths(&mut self.by_id, extra);
             self.by_id.resize(i + 1, None);
         }
         if self.by_id[i].replace(signature).is_none() {
