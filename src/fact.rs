@@ -140,10 +140,10 @@ impl fmt::Display for Key {
 /// What was said: the immutable content of a fact.
 ///
 /// Its names and its text, value and source lie in one allocation
-/// ([`packed`]), the optional two strings measured by a length each
-/// (`ABSENT` for none): boxes of their own held 80 bytes of pointers and
-/// counts in every body and two to four allocations (issue 24's heap
-/// table). Invariant: the packed string is the text followed by the
+/// (`fact::packed`), the optional two strings measured by a length each
+/// (`ABSENT` for none): boxes of their own took two to four allocations
+/// and up to 68 bytes of pointers and counts in every body (issue 24's
+/// heap table). Invariant: the packed string is the text followed by the
 /// value's and the source's bytes, whose lengths are `value` and `source`
 /// (0 where `ABSENT`).
 ///
