@@ -324,10 +324,13 @@ impl FactBody {
             length("value", parts.value)?,
             length("source", parts.source)?,
         );
-        let pieces: Vec<&str> = [Some(parts.text), parts.value, parts.source]
-            .into_iter()
-            .flatten()
-            .collect();
+        // An absent value or source adds no bytes; `value` and `source`
+        // tell it from an empty one.
+        let pieces = [
+            parts.text,
+            parts.value.unwrap_or_default(),
+            parts.source.unwrap_or_default(),
+        ];
         Ok(FactBody {
             id,
             packed: Packed::new(names.all, names.entities as usize, &pieces)?,
