@@ -18,6 +18,13 @@
 //!   abandonments and plain statements (the target, issue 19: at most 2 µs
 //!   at the median).
 //!
+//! - `erase/fact`: `Memory::forget` of one fact: each timed erasure
+//!   takes out a fact an untimed observation just added (a corpus fact of
+//!   seed 8, so its participants and entities are the store's, hubs of the
+//!   graph among them), so the store keeps its size. An erasure recomputes
+//!   the exact graph weights around the fact's names (issue 24's graph
+//!   change made it about 3.7x cheaper, `scale/README.md`).
+//!
 //! Corpus: seed 7, wide vocabulary (`shared/specs/synthetic-corpus.md`),
 //! 100,000 keyless facts plus 1,000 keyed cells with two values each; the
 //! operations cycle over the cells. Notes: compare medians side by side in
@@ -29,7 +36,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use pfm::fact::Op;
-use pfm::{Config, Key, Memory, Observation, WallTime};
+use pfm::{Config, Forget, Key, Memory, Observation, WallTime};
 use pfm_synth::Vocabulary;
 
 const CELLS: usize = 1_000;
@@ -145,6 +152,37 @@ fn typed_commits(c: &mut Criterion) {
     group.finish();
 }
 
+fn erase(c: &mut Criterion) {
+    let mut memory = build();
+    let (added, _) = pfm_synth::generate(10_000, 8, Vocabulary::Wide, 0);
+    let mut next = 0;
+    let mut group = c.benchmark_group("erase");
+    group.bench_function("fact", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let observation = added[next % added.len()].observation();
+                next += 1;
+                let fact = memory
+                    .observe(observation)
+                    .expect("corpus observations are valid")
+                    .outcome
+                    .fact();
+                let at = memory.ledger().committed_at();
+                let started = Instant::now();
+                black_box(
+                    memory
+                        .forget(&Forget::Fact(fact), at)
+                        .expect("a retained fact can be erased"),
+                );
+                total += started.elapsed();
+            }
+            total
+        })
+    });
+    group.finish();
+}
+
 /// Statements of each kind the gate tells apart, as they reach it, with
 /// the value each is keyed with.
 const STATEMENTS: [(&str, &str); 10] = [
@@ -232,6 +270,6 @@ fn extract(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(30).measurement_time(Duration::from_secs(4));
-    targets = gate, extract, typed_commits
+    targets = gate, extract, typed_commits, erase
 }
 criterion_main!(benches);
