@@ -23,7 +23,7 @@
 //!   seed 8, so its participants and entities are the store's, hubs of the
 //!   graph among them), so the store keeps its size. An erasure recomputes
 //!   the exact graph weights around the fact's names (issue 24's graph
-//!   change made it 4-5x cheaper here, `scale/README.md`).
+//!   change made it about 5x cheaper here, `scale/README.md`).
 //!
 //! Corpus: seed 7, wide vocabulary (`shared/specs/synthetic-corpus.md`),
 //! 100,000 keyless facts plus 1,000 keyed cells with two values each; the
