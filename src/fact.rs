@@ -205,19 +205,18 @@ impl<'a> BodyParts<'a> {
 pub struct FactNames {
     all: Box<[Name]>,
     /// How many of `all` are entities.
-    entities: u32,
+    entities: usize,
 }
 
 impl FactNames {
     /// Entities (normalized, sorted, unique) and participants (display
-    /// form), as a fact holds them. At most `u32::MAX` entities: the
-    /// observation limits keep far below.
+    /// form), as a fact holds them.
     pub fn new(
         entities: impl IntoIterator<Item = Name, IntoIter: ExactSizeIterator>,
         participants: impl IntoIterator<Item = Name, IntoIter: ExactSizeIterator>,
     ) -> FactNames {
         let (entities, participants) = (entities.into_iter(), participants.into_iter());
-        let count = u32::try_from(entities.len()).expect("a fact names fewer than 2^32 entities");
+        let count = entities.len();
         let mut all = Vec::with_capacity(entities.len() + participants.len());
         all.extend(entities);
         all.extend(participants);
@@ -225,16 +224,6 @@ impl FactNames {
             all: all.into(),
             entities: count,
         }
-    }
-
-    /// Normalized entities `E_f` ([`name_key`] form), sorted, unique.
-    pub fn entities(&self) -> &[Name] {
-        &self.all[..self.entities as usize]
-    }
-
-    /// Participants `P_f` of the source observation, in display form.
-    pub fn participants(&self) -> &[Name] {
-        &self.all[self.entities as usize..]
     }
 }
 
@@ -333,7 +322,7 @@ impl FactBody {
         ];
         Ok(FactBody {
             id,
-            packed: Packed::new(names.all, names.entities as usize, &pieces)?,
+            packed: Packed::new(names.all, names.entities, &pieces)?,
             key: parts.key.cloned(),
             stated_at: parts.stated_at,
             value,
