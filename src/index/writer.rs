@@ -287,23 +287,14 @@ impl CorpusWriter {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
     use super::*;
-    use crate::fact::{BodyParts, FactBody, FactNames, Usage};
-    use crate::index::segment::{Attrs, DocAttrs};
+    use crate::fact::Usage;
+    use crate::index::segment::{Attrs, DocAttrs, fixtures};
     use crate::time::WallTime;
 
     fn doc(id: u64) -> DocInput {
         DocInput {
-            body: Arc::new(FactBody::new(
-                FactId(id),
-                FactNames::new([], []),
-                BodyParts::new(
-                    &format!("word{} common", id % 13),
-                    WallTime::from_secs(id as i64),
-                ),
-            )),
+            body: fixtures::body(id, &format!("word{} common", id % 13), &[], &[]),
             attrs: Attrs::Observed(DocAttrs {
                 last_observed: WallTime::from_secs(id as i64),
                 usage: Usage::default(),

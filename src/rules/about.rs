@@ -275,13 +275,17 @@ mod tests {
         about_among(text, &["Ana", "Ben"])
     }
 
-    fn about_among(text: &str, present: &[&str]) -> Vec<Vec<String>> {
-        let body = FactBody::new(
+    /// A fact of `text` said among `present`.
+    fn said_among(text: &str, present: &[&str]) -> FactBody {
+        FactBody::new(
             FactId(1),
             FactNames::new([], present.iter().map(|p| Name::from(*p))),
             BodyParts::new(text, WallTime::parse("2025-06-11T15:00:00Z").unwrap()),
-        );
-        sentences(&body)
+        )
+    }
+
+    fn about_among(text: &str, present: &[&str]) -> Vec<Vec<String>> {
+        sentences(&said_among(text, present))
             .unwrap()
             .into_iter()
             .map(|s| s.people)
@@ -351,14 +355,7 @@ mod tests {
 
     #[test]
     fn unlabelled_facts_have_no_statements() {
-        let body = FactBody::new(
-            FactId(1),
-            FactNames::new([], [Name::from("Ana")]),
-            BodyParts::new(
-                "Carol: the race was long",
-                WallTime::parse("2025-06-11T15:00:00Z").unwrap(),
-            ),
-        );
+        let body = said_among("Carol: the race was long", &["Ana"]);
         assert_eq!(sentences(&body), None);
     }
 }
