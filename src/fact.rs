@@ -18,6 +18,7 @@
 //! tombstone and the version it retracts, the sources that supported a
 //! value) live in [`Edges`], boxed, so a fact without them pays one pointer.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
@@ -29,7 +30,9 @@ pub use crate::names::Name;
 use crate::text;
 use crate::time::WallTime;
 
+mod intervals;
 mod packed;
+pub use intervals::{Interval, Intervals};
 use packed::Packed;
 
 pub use crate::ids::{FactId, Seq};
@@ -648,108 +651,6 @@ pub struct StatusChange {
     pub status: Status,
 }
 
-/// A half-open activity interval `[from, to)` in commit sequence, with the
-/// wall-clock commit times of both ends.
-///
-/// Thirty-two bytes: the closing end is a commit number and its time, with
-/// `u64::MAX` for "still open", where `Option<(Seq, WallTime)>` took
-/// twenty-four (issue 24's heap table). It serializes exactly as
-/// `{from, from_time, to: Option<(Seq, WallTime)>}` did, and a stored
-/// closing commit of `u64::MAX` is refused, never read as open.
-#[derive(Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(into = "IntervalRow", try_from = "IntervalRow")]
-pub struct Interval {
-    /// Commit that opened the interval.
-    pub from: Seq,
-    /// Wall time of that commit.
-    pub from_time: WallTime,
-    /// Commit that closed it (`OPEN` while open: `b_f = ∞`).
-    to: Seq,
-    /// Wall time of that commit (the epoch while open).
-    to_time: WallTime,
-}
-
-/// The closing commit of an interval that is still open.
-const OPEN: Seq = Seq::MAX;
-
-/// An [`Interval`] as rows and checkpoints store it.
-#[derive(Clone, Copy, Serialize, Deserialize)]
-struct IntervalRow {
-    from: Seq,
-    from_time: WallTime,
-    to: Option<(Seq, WallTime)>,
-}
-
-impl From<Interval> for IntervalRow {
-    fn from(i: Interval) -> IntervalRow {
-        IntervalRow {
-            from: i.from,
-            from_time: i.from_time,
-            to: i.to(),
-        }
-    }
-}
-
-impl TryFrom<IntervalRow> for Interval {
-    type Error = String;
-
-    fn try_from(row: IntervalRow) -> Result<Interval, String> {
-        let mut i = Interval::open(row.from, row.from_time);
-        if let Some((to, to_time)) = row.to {
-            if to == OPEN {
-                return Err(format!("an interval closed by commit {to} is out of range"));
-            }
-            i.close(to, to_time);
-        }
-        Ok(i)
-    }
-}
-
-impl Interval {
-    /// An interval opened by commit `from` at wall time `from_time`.
-    pub fn open(from: Seq, from_time: WallTime) -> Interval {
-        Interval {
-            from,
-            from_time,
-            to: OPEN,
-            to_time: WallTime::EPOCH,
-        }
-    }
-
-    /// The commit that closed the interval and its wall time; `None` while
-    /// open.
-    pub fn to(&self) -> Option<(Seq, WallTime)> {
-        (self.to != OPEN).then_some((self.to, self.to_time))
-    }
-
-    /// Closes the interval at commit `to` (never `u64::MAX`), wall time `at`.
-    pub fn close(&mut self, to: Seq, at: WallTime) {
-        assert_ne!(to, OPEN, "commit numbers stay below u64::MAX");
-        self.to = to;
-        self.to_time = at;
-    }
-
-    /// Whether commit `seq` lies inside the interval.
-    pub fn contains_seq(&self, seq: Seq) -> bool {
-        self.from <= seq && seq < self.to
-    }
-
-    /// Whether wall time `t` lies inside the interval.
-    pub fn contains_time(&self, t: WallTime) -> bool {
-        self.from_time <= t && (self.to == OPEN || t < self.to_time)
-    }
-}
-
-impl fmt::Debug for Interval {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Interval")
-            .field("from", &self.from)
-            .field("from_time", &self.from_time)
-            .field("to", &self.to())
-            .finish()
-    }
-}
-
 /// A decayed usage count: `value · 2^-(t - at)/half_life` at time `t`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Usage {
@@ -777,56 +678,65 @@ impl Usage {
     }
 }
 
-/// A fact's [`Usage`], boxed: most facts are never served, and an unboxed
-/// count took sixteen bytes of every fact's state (issue 24). It reads and
-/// writes exactly as a `Usage` does, the default for a fact never served.
+/// What few facts have, in one box: a served fact's [`Usage`] and a
+/// fact's provenance [`Edges`]. Most facts are never served and have no
+/// edges, and two boxes cost eight bytes of every fact's state where one
+/// does (issue 24: with [`Intervals`] inline in 32 bytes, a [`FactState`] is
+/// 72 bytes and an `Arc<Fact>` takes mimalloc's 96-byte class, where 88
+/// took 112). The edges keep a box of their own inside, so a served fact
+/// costs 24 bytes more and not the edges' size.
 ///
-/// Invariant: the box is there exactly when the usage is not the default.
+/// Invariant: the box is there exactly when the usage is not the default
+/// or the edges were written ([`Extras::edges_mut`]).
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Served(Option<Box<Usage>>);
+pub struct Extras(Option<Box<ExtraParts>>);
 
-impl Served {
-    /// The usage (the default when never served).
-    pub fn get(&self) -> Usage {
-        self.0.as_deref().copied().unwrap_or_default()
+#[derive(Clone, Debug, Default, PartialEq)]
+struct ExtraParts {
+    usage: Usage,
+    edges: Option<Box<Edges>>,
+}
+
+impl Extras {
+    /// The decayed count of times the fact was served (the default when
+    /// never served).
+    pub fn usage(&self) -> Usage {
+        self.0.as_ref().map(|x| x.usage).unwrap_or_default()
     }
 
     /// Sets the usage.
-    pub fn set(&mut self, usage: Usage) {
-        self.0 = (usage != Usage::default()).then(|| Box::new(usage));
+    pub fn set_usage(&mut self, usage: Usage) {
+        if let Some(x) = &mut self.0 {
+            x.usage = usage;
+            if x.edges.is_none() && usage == Usage::default() {
+                self.0 = None;
+            }
+        } else if usage != Usage::default() {
+            self.0 = Some(Box::new(ExtraParts { usage, edges: None }));
+        }
     }
 
     /// One more use at `t` ([`Usage::record`]).
-    pub fn record(&mut self, t: WallTime, half_life_days: f64) {
-        let mut usage = self.get();
+    pub fn record_use(&mut self, t: WallTime, half_life_days: f64) {
+        let mut usage = self.usage();
         usage.record(t, half_life_days);
-        self.set(usage);
+        self.set_usage(usage);
+    }
+
+    /// The fact's provenance edges (empty when it has none).
+    pub fn edges(&self) -> &Edges {
+        self.0
+            .as_ref()
+            .and_then(|x| x.edges.as_deref())
+            .unwrap_or(&NO_EDGES)
+    }
+
+    /// The fact's provenance edges, to write.
+    pub fn edges_mut(&mut self) -> &mut Edges {
+        let parts = self.0.get_or_insert_with(Box::default);
+        parts.edges.get_or_insert_with(Box::default)
     }
 }
-
-impl Serialize for Served {
-    fn serialize<S: serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> std::result::Result<S::Ok, S::Error> {
-        self.get().serialize(serializer)
-    }
-}
-
-impl<'de> Deserialize<'de> for Served {
-    fn deserialize<D: serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> std::result::Result<Self, D::Error> {
-        let mut served = Served::default();
-        served.set(Usage::deserialize(deserializer)?);
-        Ok(served)
-    }
-}
-
-/// A fact's activity intervals. Almost every fact has at most one (only a
-/// rollback reopens a displaced value), so it is held inline: a `Vec` cost
-/// an allocation of its own per fact (issue 24's heap table).
-pub type Intervals = smallvec::SmallVec<[Interval; 1]>;
 
 /// An optional fact id in eight bytes: a chain edge of [`FactState`].
 ///
@@ -912,7 +822,11 @@ impl fmt::Debug for Link {
 }
 
 /// What the store did with a fact: the mutable part of Definition 1.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+///
+/// Seventy-two bytes (issue 24's heap table; a test checks it). Rows and
+/// checkpoints hold it as [`StateRow`] lays it out.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(from = "StateRow<'static>")]
 pub struct FactState {
     /// Position in the version graph.
     pub status: Status,
@@ -925,32 +839,84 @@ pub struct FactState {
     pub last_observed: WallTime,
     /// How many observations stated this fact (1 + re-observations + absorptions).
     pub support: u32,
-    /// Decayed count of times the fact was served.
-    pub usage: Served,
     /// The older version of the same key this fact displaced (points strictly
     /// backward in the chain's order, so the chain is acyclic).
     pub supersedes: Link,
     /// The newer version that displaced this one.
     pub superseded_by: Link,
     /// The operation that created the fact (`accept` for plain statements).
-    #[serde(default, skip_serializing_if = "Op::is_accept")]
     pub entered_by: Op,
     /// A retraction of this version reinstates nothing older: when it became
     /// the head the cell was empty, or the version between it and its
     /// `supersedes` was erased. Rollback never crosses an erasure, so it
     /// never brings back a value that an erased one had displaced.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub rollback_stop: bool,
-    /// Alternatives, tombstones and supporting sources; `None` for most facts
-    /// (and not written when empty).
-    #[serde(default, skip_serializing_if = "Edges::absent")]
-    pub edges: Option<Box<Edges>>,
+    /// Usage (decayed count of times the fact was served) and provenance
+    /// edges (alternatives, tombstones and supporting sources).
+    pub extras: Extras,
 }
 
-impl Edges {
-    /// Whether a fact's edges hold nothing (serde's `skip_serializing_if`).
-    pub fn absent(edges: &Option<Box<Edges>>) -> bool {
-        edges.as_deref().is_none_or(|e| *e == NO_EDGES)
+/// A [`FactState`] as rows and checkpoints store it: each field by name,
+/// the usage as a plain [`Usage`], and the edges, the operation and the
+/// rollback stop only when they say something. Borrowed to write, owned
+/// when read.
+#[derive(Serialize, Deserialize)]
+struct StateRow<'a> {
+    status: Status,
+    intervals: Cow<'a, Intervals>,
+    last_observed: WallTime,
+    support: u32,
+    usage: Usage,
+    supersedes: Link,
+    superseded_by: Link,
+    #[serde(default, skip_serializing_if = "Op::is_accept")]
+    entered_by: Op,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    rollback_stop: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    edges: Option<Cow<'a, Edges>>,
+}
+
+impl Serialize for FactState {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        let edges = self.edges();
+        StateRow {
+            status: self.status,
+            intervals: Cow::Borrowed(&self.intervals),
+            last_observed: self.last_observed,
+            support: self.support,
+            usage: self.extras.usage(),
+            supersedes: self.supersedes,
+            superseded_by: self.superseded_by,
+            entered_by: self.entered_by,
+            rollback_stop: self.rollback_stop,
+            edges: (*edges != NO_EDGES).then_some(Cow::Borrowed(edges)),
+        }
+        .serialize(serializer)
+    }
+}
+
+impl From<StateRow<'_>> for FactState {
+    fn from(row: StateRow<'_>) -> FactState {
+        let mut extras = Extras::default();
+        extras.set_usage(row.usage);
+        if let Some(edges) = row.edges {
+            *extras.edges_mut() = edges.into_owned();
+        }
+        FactState {
+            status: row.status,
+            intervals: row.intervals.into_owned(),
+            last_observed: row.last_observed,
+            support: row.support,
+            supersedes: row.supersedes,
+            superseded_by: row.superseded_by,
+            entered_by: row.entered_by,
+            rollback_stop: row.rollback_stop,
+            extras,
+        }
     }
 }
 
@@ -966,12 +932,12 @@ static NO_EDGES: Edges = Edges {
 impl FactState {
     /// The fact's provenance edges (empty when it has none).
     pub fn edges(&self) -> &Edges {
-        self.edges.as_deref().unwrap_or(&NO_EDGES)
+        self.extras.edges()
     }
 
     /// The fact's provenance edges, to write.
     pub fn edges_mut(&mut self) -> &mut Edges {
-        self.edges.get_or_insert_with(Box::default)
+        self.extras.edges_mut()
     }
 
     /// Whether the fact is a version of its key's chain, as opposed to an
@@ -993,7 +959,11 @@ impl FactState {
     /// before the log (or without one), the activity intervals (active in
     /// one, else the status it closed with).
     pub fn status_at(&self, seq: Seq) -> Option<Status> {
-        self.status_when(|c| c.seq <= seq, |i| i.from <= seq, self.active_at_seq(seq))
+        self.status_when(
+            |c| c.seq <= seq,
+            |i| i.from() <= seq,
+            self.active_at_seq(seq),
+        )
     }
 
     /// [`FactState::status_at`] at wall time `t` of the commit clock.
@@ -1191,30 +1161,112 @@ mod tests {
     }
 
     #[test]
-    fn usage_reads_and_writes_as_a_plain_usage() {
+    fn usage_and_edges_share_one_box_only_when_there() {
         let used = Usage {
             value: 1.5,
             at: WallTime::from_secs(7),
         };
-        for usage in [Usage::default(), used] {
-            let mut served = Served::default();
-            served.set(usage);
-            assert_eq!(served.get(), usage);
-            assert_eq!(
-                served.0.is_some(),
-                usage != Usage::default(),
-                "boxed only when used"
-            );
-            reads_and_writes_as(&served, &usage);
-        }
-        let mut served = Served::default();
-        served.record(WallTime::from_secs(9), 14.0);
-        assert_eq!(served.get().value, 1.0);
+        let mut extras = Extras::default();
+        extras.set_usage(Usage::default());
+        assert!(extras.0.is_none(), "no box for the default usage");
+        extras.set_usage(used);
+        assert_eq!(extras.usage(), used);
+        assert_eq!(*extras.edges(), NO_EDGES);
+        extras.set_usage(Usage::default());
+        assert!(extras.0.is_none(), "the box goes with the last thing in it");
+        extras.edges_mut().revokes = Some(FactId(3));
+        extras.set_usage(Usage::default());
+        assert_eq!(
+            extras.edges().revokes,
+            Some(FactId(3)),
+            "edges outlive usage"
+        );
+        assert_eq!(extras.usage(), Usage::default());
+        let mut served = Extras::default();
+        served.record_use(WallTime::from_secs(9), 14.0);
+        assert_eq!(served.usage().value, 1.0);
+        assert_eq!(std::mem::size_of::<FactState>(), 72);
         assert_eq!(
             std::mem::size_of::<Fact>(),
-            96,
-            "an Arc<Fact> fits 112 bytes"
+            80,
+            "an Arc<Fact> fits 96 bytes"
         );
+    }
+
+    #[test]
+    fn states_read_and_write_as_before() {
+        /// The layout before issue 24's cut, as rows and checkpoints hold it.
+        #[derive(Serialize)]
+        struct Before {
+            status: Status,
+            intervals: Vec<Interval>,
+            last_observed: WallTime,
+            support: u32,
+            usage: Usage,
+            supersedes: Option<FactId>,
+            superseded_by: Option<FactId>,
+            #[serde(skip_serializing_if = "Op::is_accept")]
+            entered_by: Op,
+            #[serde(skip_serializing_if = "std::ops::Not::not")]
+            rollback_stop: bool,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            edges: Option<Edges>,
+        }
+        let at = |s| WallTime::from_secs(s);
+        let mut closed = Interval::open(2, at(20));
+        closed.close(5, at(50));
+        let used = Usage {
+            value: 2.0,
+            at: at(60),
+        };
+        let edges = Edges {
+            revokes: Some(FactId(1)),
+            supported_by: vec!["mail".into()],
+            ..Edges::default()
+        };
+        let intervals = [
+            vec![],
+            vec![closed],
+            vec![closed, Interval::open(7, at(70))],
+        ];
+        for (n, intervals) in intervals.into_iter().enumerate() {
+            for (usage, edges) in [
+                (Usage::default(), None),
+                (used, None),
+                (Usage::default(), Some(edges.clone())),
+                (used, Some(edges.clone())),
+            ] {
+                let before = Before {
+                    status: Status::Superseded,
+                    intervals: intervals.clone(),
+                    last_observed: at(40),
+                    support: 3,
+                    usage,
+                    supersedes: (n > 0).then_some(FactId(9)),
+                    superseded_by: None,
+                    entered_by: if n == 1 { Op::Revoke } else { Op::Accept },
+                    rollback_stop: n == 2,
+                    edges: edges.clone(),
+                };
+                let mut state = FactState {
+                    status: before.status,
+                    intervals: Intervals::from(intervals.clone()),
+                    last_observed: before.last_observed,
+                    support: before.support,
+                    supersedes: Link::from(before.supersedes),
+                    superseded_by: Link::NONE,
+                    entered_by: before.entered_by,
+                    rollback_stop: before.rollback_stop,
+                    extras: Extras::default(),
+                };
+                state.extras.set_usage(usage);
+                if let Some(edges) = edges {
+                    *state.edges_mut() = edges;
+                }
+                assert_eq!(&*state.intervals, &intervals[..]);
+                reads_and_writes_as(&state, &before);
+            }
+        }
     }
 
     #[test]

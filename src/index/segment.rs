@@ -125,7 +125,7 @@ impl DocInput {
             body: fact.body.clone(),
             attrs: Attrs::Observed(DocAttrs {
                 last_observed: fact.state.last_observed,
-                usage: fact.state.usage.get(),
+                usage: fact.state.extras.usage(),
             }),
             nodes,
             vectors: None,

@@ -64,7 +64,7 @@ mod views;
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
-use smallvec::{SmallVec, smallvec};
+use smallvec::SmallVec;
 
 use id_lists::{HashedIds, IdLists, IdRun};
 
@@ -75,8 +75,8 @@ pub use views::{AsOf, history_in, related_in};
 use crate::config::{AdmissionParams, ChainOrder, Config, ScoreParams};
 use crate::error::Result;
 use crate::fact::{
-    BodyParts, Fact, FactBody, FactId, FactNames, FactState, Interval, Intervals, Key, Kind, Link,
-    Name, Op, Seq, Served, Status, StatusChange, name_key,
+    BodyParts, Extras, Fact, FactBody, FactId, FactNames, FactState, Interval, Intervals, Key,
+    Kind, Link, Name, Op, Seq, Status, StatusChange, name_key,
 };
 use crate::text;
 use crate::time::WallTime;
@@ -863,12 +863,11 @@ impl Ledger {
                 intervals,
                 last_observed: body.stated_at,
                 support: 1,
-                usage: Served::default(),
                 supersedes: Link::NONE,
                 superseded_by: Link::NONE,
                 entered_by: draft.op,
                 rollback_stop: false,
-                edges: None,
+                extras: Extras::default(),
             },
             body: Arc::new(body),
         };
@@ -946,7 +945,7 @@ impl Ledger {
         t: WallTime,
         changes: &mut Vec<Change>,
     ) -> FactId {
-        let id = self.new_fact(draft, smallvec![Interval::open(u, t)], Status::Active);
+        let id = self.new_fact(draft, Intervals::from(Interval::open(u, t)), Status::Active);
         self.index_active(id, sig);
         changes.push(Change::Recorded(id));
         changes.push(Change::Activated(id));
@@ -980,14 +979,14 @@ impl Ledger {
         t: WallTime,
         changes: &mut Vec<Change>,
     ) -> FactId {
-        let inherited = self.fact(head).state.usage.clone();
+        let inherited = self.fact(head).state.extras.usage();
         let stated = (draft.op == Op::Accept && self.ordering == ChainOrder::EventTime)
             .then_some(draft.stated_at);
         self.close_alternatives(head, Status::Superseded, u, t);
         self.deactivate(head, status, u, t, changes);
-        let fact = self.new_fact(draft, smallvec![Interval::open(u, t)], Status::Active);
+        let fact = self.new_fact(draft, Intervals::from(Interval::open(u, t)), Status::Active);
         if self.admission.usage_inheritance {
-            self.fact_mut(fact).state.usage = inherited;
+            self.fact_mut(fact).state.extras.set_usage(inherited);
         }
         let below = self.insertion_point(head, stated);
         self.link_above(fact, below);
@@ -1140,7 +1139,7 @@ impl Ledger {
             .last()
             .map(|i| match (prior.is_current(), i.to()) {
                 (false, Some(closed)) => closed,
-                _ => (i.from, i.from_time),
+                _ => (i.from(), i.from_time),
             });
         let log = &mut state.edges_mut().log;
         if log.is_empty()
@@ -1236,7 +1235,7 @@ impl Ledger {
         for &id in ids {
             if let Some(fact) = writable(&mut self.facts, id) {
                 self.touched.push(id);
-                fact.state.usage.record(at, half_life);
+                fact.state.extras.record_use(at, half_life);
                 commit.changes.push(Change::Refreshed {
                     fact: id,
                     previous: fact.state.last_observed,

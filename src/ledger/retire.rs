@@ -34,7 +34,7 @@ impl Ledger {
         let s = &self.score;
         let age = at.days_since(fact.state.last_observed).max(0.0);
         let decay = (-age / s.recency_half_life_days).exp2();
-        let usage = fact.state.usage.get().at(at, s.usage_half_life_days);
+        let usage = fact.state.extras.usage().at(at, s.usage_half_life_days);
         decay + f64::from(s.usage_weight) * usage / (1.0 + usage)
     }
 

@@ -137,7 +137,7 @@ impl Ledger {
                 ));
             }
             for w in f.state.intervals.windows(2) {
-                if w[0].to().is_none_or(|(to, _)| to > w[1].from) {
+                if w[0].to().is_none_or(|(to, _)| to > w[1].from()) {
                     return Err(format!("{id} has overlapping intervals"));
                 }
             }

@@ -122,8 +122,8 @@ pub fn run(event_time: bool, show_history: bool) -> Result<String> {
                         .intervals
                         .iter()
                         .map(|i| match i.to() {
-                            Some((to, _)) => format!("[{}, {to})", i.from),
-                            None => format!("[{}, now)", i.from),
+                            Some((to, _)) => format!("[{}, {to})", i.from()),
+                            None => format!("[{}, now)", i.from()),
                         })
                         .collect();
                     let active = if active.is_empty() {
