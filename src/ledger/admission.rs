@@ -7,7 +7,10 @@
 //! match on those is confirmed on 64 bits ([`Signature`]), where two
 //! different tokens collide with probability about 2^-64 per comparison.
 
+use std::fmt;
 use std::hash::BuildHasher;
+use std::marker::PhantomData;
+use std::ptr::NonNull;
 
 use rustc_hash::FxBuildHasher;
 
@@ -69,14 +72,80 @@ fn value_hashes(raw: &str, normalized: &str) -> Vec<u64> {
 /// sets equal and a subset a subset. Only a candidate that passes it is
 /// confirmed on `Exact` signatures, recomputed from both texts, so a
 /// 32-bit collision can never absorb a fact (issue 24).
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// Sixteen bytes, and as an `Option` too (a signature slot): the hashes are
+/// a `Box<[H]>` held as a thin pointer with the two counts beside it, where
+/// the box's own length and a text hash made a slot 24 bytes. No crate
+/// holds a boxed slice's length outside it, so the few unsafe lines are
+/// here, each with its `SAFETY` comment. The text hash a store needs to
+/// unlist a fact is the fact's text's, recomputed then ([`Measures`]).
 pub struct Signature<H = u32> {
-    /// Text hash ([`text_hash`]), for the duplicate check: 32 bits, so a
-    /// signature slot is 24 bytes.
-    pub text: u32,
+    /// The value hashes (`..values`), then the content hashes: the
+    /// pointer of a `Box<[H]>` of `len` hashes, owned.
+    hashes: NonNull<H>,
+    len: u32,
     values: u32,
-    /// The value hashes (`..values`), then the content hashes.
-    hashes: Box<[H]>,
+    owns: PhantomData<Box<[H]>>,
+}
+
+const _: () = assert!(std::mem::size_of::<Option<Signature>>() == 16);
+
+// SAFETY: a signature owns its hashes as the `Box<[H]>` it was made from
+// does, and shares them only through `&self`.
+unsafe impl<H: Send> Send for Signature<H> {}
+// SAFETY: as above; `&Signature` gives out only `&[H]`.
+unsafe impl<H: Sync> Sync for Signature<H> {}
+
+impl<H> Signature<H> {
+    /// A signature of `hashes`, the first `values` of them value hashes.
+    fn from_parts(hashes: Vec<H>, values: u32) -> Self {
+        let len = u32::try_from(hashes.len()).expect("a text has fewer than 2^32 tokens");
+        Signature {
+            hashes: NonNull::from(Box::leak(hashes.into_boxed_slice())).cast(),
+            len,
+            values,
+            owns: PhantomData,
+        }
+    }
+
+    /// All the hashes, values first.
+    fn hashes(&self) -> &[H] {
+        // SAFETY: `hashes` and `len` are the pointer and length of the box
+        // `from_parts` leaked, which lives until `drop`.
+        unsafe { std::slice::from_raw_parts(self.hashes.as_ptr(), self.len as usize) }
+    }
+}
+
+impl<H> Drop for Signature<H> {
+    fn drop(&mut self) {
+        let all = std::ptr::slice_from_raw_parts_mut(self.hashes.as_ptr(), self.len as usize);
+        // SAFETY: `all` is the box `from_parts` leaked, rebuilt once, here.
+        drop(unsafe { Box::from_raw(all) });
+    }
+}
+
+impl<H: Clone> Clone for Signature<H> {
+    fn clone(&self) -> Self {
+        Signature::from_parts(self.hashes().to_vec(), self.values)
+    }
+}
+
+impl<H: PartialEq> PartialEq for Signature<H> {
+    fn eq(&self, other: &Self) -> bool {
+        self.values == other.values && self.hashes() == other.hashes()
+    }
+}
+
+impl<H: Eq> Eq for Signature<H> {}
+
+impl<H: fmt::Debug> fmt::Debug for Signature<H> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (values, content) = self.hashes().split_at(self.values as usize);
+        f.debug_struct("Signature")
+            .field("values", &values)
+            .field("content", &content)
+            .finish()
+    }
 }
 
 /// A signature on 64-bit token hashes, computed when admission must be
@@ -101,11 +170,7 @@ fn signature<H: Ord>(raw: &str, normalized: &str, width: impl Fn(u64) -> H) -> S
     let values = u32::try_from(hashes.len()).expect("a text has fewer than 2^32 tokens");
     let content = text::content_tokens(normalized).map(|t| width(FxBuildHasher.hash_one(t)));
     hashes.extend(sorted(content.collect()));
-    Signature {
-        text: text_hash(normalized),
-        hashes: hashes.into(),
-        values,
-    }
+    Signature::from_parts(hashes, values)
 }
 
 impl Exact {
@@ -130,13 +195,34 @@ impl Signature {
     }
 }
 
+/// What admission measures of a new text: its text hash ([`text_hash`],
+/// for the duplicate check and the text-hash map) and its [`Signature`]
+/// (kept while the fact is current).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Measures {
+    /// The text hash.
+    pub text: u32,
+    /// The signature.
+    pub signature: Signature,
+}
+
+impl Measures {
+    /// The measures of a text, given as observed and [`text::normalize`]d.
+    pub fn of(raw: &str, normalized: &str) -> Self {
+        Measures {
+            text: text_hash(normalized),
+            signature: Signature::of(raw, normalized),
+        }
+    }
+}
+
 impl<H: Ord> Signature<H> {
     fn values(&self) -> &[H] {
-        &self.hashes[..self.values as usize]
+        &self.hashes()[..self.values as usize]
     }
 
     fn content(&self) -> &[H] {
-        &self.hashes[self.values as usize..]
+        &self.hashes()[self.values as usize..]
     }
 
     /// Whether both texts carry the same value-bearing tokens.
@@ -178,7 +264,7 @@ impl<H: Ord> Signature<H> {
 
 /// The admission signature of each current fact, by fact id: one slot
 /// per id up to the largest signed (ids are dense), so an entry costs its
-/// 24 bytes and no hash-map slot (a map cost ~56 bytes a fact, issue 24's
+/// 16 bytes and no hash-map slot (a map cost ~56 bytes a fact, issue 24's
 /// heap table). Invariant: `len` counts the slots that hold a signature.
 #[derive(Clone, Debug, Default)]
 pub struct Signatures {
@@ -239,6 +325,35 @@ mod tests {
 
     fn exact(s: &str) -> Exact {
         Exact::new(s, &normalize(s))
+    }
+
+    #[test]
+    fn a_signature_holds_its_hashes_as_built_and_clones_them() {
+        for text in [
+            "",
+            "the of",
+            "Ana moved to Lisbon in May 2024",
+            "\"Dune\" by Frank Herbert",
+        ] {
+            let normalized = normalize(text);
+            let (s, e) = (sig(text), exact(text));
+            let values = value_hashes(text, &normalized);
+            assert_eq!(s.values().len(), sorted(values.clone()).len(), "{text}");
+            assert_eq!(e.values(), &sorted(values)[..], "{text}");
+            let content: Vec<u64> = text::content_tokens(&normalized)
+                .map(|t| FxBuildHasher.hash_one(t))
+                .collect();
+            assert_eq!(e.content(), &sorted(content)[..], "{text}");
+            let copy = s.clone();
+            assert_eq!(copy, s);
+            assert_eq!(format!("{copy:?}"), format!("{s:?}"));
+            drop(s);
+            assert_eq!(
+                copy.hashes().len(),
+                copy.values().len() + copy.content().len()
+            );
+        }
+        assert_ne!(sig("Ana moved to Lisbon"), sig("Ana moved to Porto"));
     }
 
     /// Two lowercase content words (not stop words, not value-shaped) whose
@@ -336,7 +451,6 @@ mod tests {
         assert!(a.same_values(&b));
         assert!(!a.same_values(&c));
         assert_eq!(a.value_hash(), b.value_hash());
-        assert_eq!(size_of::<Option<Signature>>(), 24, "a signature slot");
     }
 
     #[test]

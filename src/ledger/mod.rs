@@ -68,7 +68,7 @@ use smallvec::SmallVec;
 
 use id_lists::{HashedIds, IdLists, IdRun};
 
-pub use admission::{Signature, Signatures, is_value_token, text_hash};
+pub use admission::{Measures, Signature, Signatures, is_value_token, text_hash};
 pub use retire::Forget;
 pub use views::{AsOf, history_in, related_in};
 
@@ -686,7 +686,7 @@ impl Ledger {
 
     /// The commit rules for a plain statement (module docs, rules 1–3).
     fn accept(&mut self, draft: Draft, u: Seq, t: WallTime, changes: &mut Vec<Change>) -> Outcome {
-        let sig = Signature::of(&draft.text, &draft.normalized);
+        let sig = Measures::of(&draft.text, &draft.normalized);
         if self.admission.dedup
             && let Some(of) = self.find_duplicate(&draft.normalized, &sig)
         {
@@ -737,7 +737,7 @@ impl Ledger {
                     }
                 }
             },
-            _ => match self.find_absorber(&draft, &sig) {
+            _ => match self.find_absorber(&draft, &sig.signature) {
                 Some(into) => {
                     self.reobserve(into, &draft, changes);
                     Outcome::Absorbed { into }
@@ -777,7 +777,7 @@ impl Ledger {
         self.fact(id).body.value()
     }
 
-    fn find_duplicate(&self, normalized: &str, sig: &Signature) -> Option<FactId> {
+    fn find_duplicate(&self, normalized: &str, sig: &Measures) -> Option<FactId> {
         self.active_by_hash
             .get(sig.text)
             .find(|id| text::normalize(self.fact(*id).body.text()) == normalized)
@@ -920,7 +920,7 @@ impl Ledger {
     fn index_by_status(&mut self, id: FactId) {
         let fact = self.fact(id);
         if fact.state.is_current() {
-            let sig = self.admission_built.then(|| signature_of(&fact.body));
+            let sig = self.admission_built.then(|| measures_of(&fact.body));
             self.index_active(id, sig);
         } else if fact.state.status == Status::Pending {
             self.index_pending(id);
@@ -940,7 +940,7 @@ impl Ledger {
     fn create(
         &mut self,
         draft: Draft,
-        sig: Signature,
+        sig: Measures,
         u: Seq,
         t: WallTime,
         changes: &mut Vec<Change>,
@@ -955,7 +955,7 @@ impl Ledger {
     fn supersede(
         &mut self,
         draft: Draft,
-        sig: Signature,
+        sig: Measures,
         previous: FactId,
         u: Seq,
         t: WallTime,
@@ -972,7 +972,7 @@ impl Ledger {
     fn displace(
         &mut self,
         draft: Draft,
-        sig: Signature,
+        sig: Measures,
         head: FactId,
         status: Status,
         u: Seq,
@@ -1178,7 +1178,7 @@ impl Ledger {
         self.admission_built = true;
         let current: Vec<FactId> = self.active().map(Fact::id).collect();
         for id in current {
-            let sig = signature_of(&self.fact(id).body);
+            let sig = measures_of(&self.fact(id).body);
             self.index_admission(id, sig);
         }
     }
@@ -1186,7 +1186,7 @@ impl Ledger {
     /// Lists a current fact in the active maps; in the admission maps too
     /// when they are built (`sig` is its signature then, and `None` only
     /// while they are not).
-    fn index_active(&mut self, id: FactId, sig: impl Into<Option<Signature>>) {
+    fn index_active(&mut self, id: FactId, sig: impl Into<Option<Measures>>) {
         if let Some(key) = &self.fact(id).body.key {
             self.active_by_key.insert(key.clone(), id);
         }
@@ -1196,14 +1196,14 @@ impl Ledger {
     }
 
     /// Lists a current fact in the admission maps under its signature.
-    fn index_admission(&mut self, id: FactId, sig: Signature) {
+    fn index_admission(&mut self, id: FactId, sig: Measures) {
         let body = self.fact(id).body.clone();
         self.active_by_hash.push(sig.text, id);
-        let vh = self.bucket_hash(&sig);
+        let vh = self.bucket_hash(&sig.signature);
         for e in body.entities().iter() {
             self.absorb_buckets.push(absorb_bucket(e, vh), id);
         }
-        self.signatures.insert(id, sig);
+        self.signatures.insert(id, sig.signature);
     }
 
     /// Removes a fact from the active lookup maps.
@@ -1217,7 +1217,10 @@ impl Ledger {
         let Some(sig) = self.signatures.remove(id) else {
             return;
         };
-        self.active_by_hash.remove(sig.text, id);
+        // The signature keeps no text hash (`admission::Signature`), so
+        // it is recomputed from the text, once per fact leaving the view.
+        self.active_by_hash
+            .remove(text_hash(&text::normalize(body.text())), id);
         let vh = self.bucket_hash(&sig);
         for e in body.entities().iter() {
             self.absorb_buckets.remove(absorb_bucket(e, vh), id);
@@ -1248,9 +1251,9 @@ impl Ledger {
     }
 }
 
-/// The admission signature of a stored fact's text.
-fn signature_of(body: &FactBody) -> Signature {
-    Signature::of(body.text(), &text::normalize(body.text()))
+/// The admission measures of a stored fact's text.
+fn measures_of(body: &FactBody) -> Measures {
+    Measures::of(body.text(), &text::normalize(body.text()))
 }
 
 /// The canonical names a fact mentions: its entities and its participants.

@@ -41,7 +41,7 @@
 //! contested, and hearsay on an empty cell or from the head's own
 //! participants, are plain accepts.
 
-use super::{Change, Draft, Ledger, Outcome, Signature};
+use super::{Change, Draft, Ledger, Measures, Outcome};
 use crate::error::{Error, Result};
 use crate::fact::{FactId, Interval, Intervals, MAX_ALTERNATIVES, Op, Seq, Status};
 use crate::time::WallTime;
@@ -204,7 +204,7 @@ impl Ledger {
         match draft.op {
             Op::Contest => self.contest(draft, head, (u, t), changes),
             Op::Reject if draft.value.is_some() => {
-                let sig = Signature::of(&draft.text, &draft.normalized);
+                let sig = Measures::of(&draft.text, &draft.normalized);
                 let fact = self.displace(draft, sig, head, Status::Contradicted, u, t, changes);
                 Outcome::Rejected {
                     fact,
@@ -338,7 +338,7 @@ impl Ledger {
                 Outcome::Resolved { fact, contradicted }
             }
             None => {
-                let sig = Signature::of(&draft.text, &draft.normalized);
+                let sig = Measures::of(&draft.text, &draft.normalized);
                 let fact = self.displace(draft, sig, head, Status::Contradicted, u, t, changes);
                 contradicted.insert(0, head);
                 Outcome::Resolved { fact, contradicted }

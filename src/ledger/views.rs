@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
-use super::{Ledger, admission, names_of};
+use super::{Ledger, names_of};
 use crate::config::ChainOrder;
 use crate::error::{Error, Result};
 use crate::fact::{Fact, FactId, FactState, Key, Op, Status};
@@ -219,12 +219,12 @@ impl Ledger {
             }
             if f.state.is_current() {
                 if self.admission_built {
-                    let fresh = |s: &&admission::Signature| **s == super::signature_of(&f.body);
-                    let Some(signature) = self.signatures.get(f.id()).filter(fresh) else {
+                    let measures = super::measures_of(&f.body);
+                    if self.signatures.get(f.id()) != Some(&measures.signature) {
                         return Err(format!("{} has no or a stale admission signature", f.id()));
-                    };
+                    }
                     expected_hash
-                        .entry(signature.text)
+                        .entry(measures.text)
                         .or_default()
                         .insert(f.id());
                 }
