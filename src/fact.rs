@@ -824,7 +824,7 @@ impl fmt::Debug for Link {
 /// What the store did with a fact: the mutable part of Definition 1.
 ///
 /// Seventy-two bytes (issue 24's heap table; a test checks it). Rows and
-/// checkpoints hold it as [`StateRow`] lays it out.
+/// checkpoints hold it as `StateRow` lays it out.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(from = "StateRow<'static>")]
 pub struct FactState {
