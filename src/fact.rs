@@ -682,9 +682,9 @@ impl Usage {
 /// fact's provenance [`Edges`]. Most facts are never served and have no
 /// edges, and two boxes cost eight bytes of every fact's state where one
 /// does (issue 24: with [`Intervals`] inline in 32 bytes, a [`FactState`] is
-/// 72 bytes and an `Arc<Fact>` takes mimalloc's 96-byte class, where 88
-/// took 112). The edges keep a box of their own inside, so a served fact
-/// costs 24 bytes more and not the edges' size.
+/// 72 bytes and an `Arc<Fact>` 96, mimalloc's 96-byte class, where an
+/// 88-byte state made it 112). The edges keep a box of their own inside,
+/// so a served fact's box is 24 bytes, not the size of the edges.
 ///
 /// Invariant: the box is there exactly when the usage is not the default
 /// or the edges were written ([`Extras::edges_mut`]).
