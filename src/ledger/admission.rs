@@ -114,6 +114,16 @@ impl<H> Signature<H> {
         // `from_parts` leaked, which lives until `drop`.
         unsafe { std::slice::from_raw_parts(self.hashes.as_ptr(), self.len as usize) }
     }
+
+    /// The value hashes.
+    fn values(&self) -> &[H] {
+        &self.hashes()[..self.values as usize]
+    }
+
+    /// The content hashes.
+    fn content(&self) -> &[H] {
+        &self.hashes()[self.values as usize..]
+    }
 }
 
 impl<H> Drop for Signature<H> {
@@ -140,10 +150,9 @@ impl<H: Eq> Eq for Signature<H> {}
 
 impl<H: fmt::Debug> fmt::Debug for Signature<H> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (values, content) = self.hashes().split_at(self.values as usize);
         f.debug_struct("Signature")
-            .field("values", &values)
-            .field("content", &content)
+            .field("values", &self.values())
+            .field("content", &self.content())
             .finish()
     }
 }
@@ -217,14 +226,6 @@ impl Measures {
 }
 
 impl<H: Ord> Signature<H> {
-    fn values(&self) -> &[H] {
-        &self.hashes()[..self.values as usize]
-    }
-
-    fn content(&self) -> &[H] {
-        &self.hashes()[self.values as usize..]
-    }
-
     /// Whether both texts carry the same value-bearing tokens.
     pub fn same_values(&self, other: &Self) -> bool {
         self.values() == other.values()
