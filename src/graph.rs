@@ -143,6 +143,11 @@ impl NodeSet {
 #[derive(Clone, Debug, Default)]
 pub struct Graph {
     ids: PMap<Name, NodeId>,
+    /// Each node's name, by node id (`None` once its name was removed), so
+    /// a query can find the documents that may hold a node from its name's
+    /// postings (`rank::holders`). 8 bytes a node, shared between versions
+    /// like `neighbours`.
+    names: imbl::Vector<Option<Name>>,
     /// Each node's published list, by node id (`None`: no edges).
     neighbours: imbl::Vector<Option<List>>,
 }
@@ -151,6 +156,11 @@ impl Graph {
     /// The node of a canonical name.
     pub fn node(&self, name: &str) -> Option<NodeId> {
         self.ids.get(name).copied()
+    }
+
+    /// A node's name, unless the node was removed (its facts erased).
+    pub fn name(&self, node: NodeId) -> Option<&Name> {
+        self.names.get(node as usize).and_then(Option::as_ref)
     }
 
     /// A node's published neighbours with their anchored weights, strongest
@@ -281,6 +291,7 @@ impl GraphWriter {
         let id = self.next;
         self.next += 1;
         self.published.ids.insert(name.clone(), id);
+        self.published.names.push_back(Some(name.clone()));
         id
     }
 
@@ -319,6 +330,7 @@ impl GraphWriter {
                 debug_assert!(!self.hubs.contains_key(a));
                 self.changed.insert(*a, Vec::new());
                 self.published.ids.remove(name);
+                self.published.names.set(*a as usize, None);
             }
         }
         for (i, (a, an)) in nodes.iter().enumerate() {
@@ -698,5 +710,10 @@ mod tests {
         assert!(g.publish().neighbours(ia).is_empty());
         assert_eq!(g.graph().node("b"), None);
         assert_eq!(g.graph().node("a"), Some(ia));
+        // A removed node keeps no name either; the others keep theirs.
+        assert_eq!(g.graph().name(ib), None);
+        assert_eq!(g.graph().name(ia).map(|n| n.as_str()), Some("a"));
+        let again = g.intern(&b);
+        assert_eq!(g.graph().name(again).map(|n| n.as_str()), Some("b"));
     }
 }
