@@ -39,6 +39,15 @@
 //! newer fact is passed over unread, and since lists are read newest first,
 //! once the list's own bound fails so does every older posting of it.
 //!
+//! Such a bound counts, for every document a list reaches first, the
+//! strongest activated graph node that no query list tells of (the seeds'
+//! neighbours): with a common term, whose documents differ only in their
+//! association, it admits nearly all of them as possible ties. Once those
+//! finishes have cost as much as marking, a view marks the documents that
+//! may hold such a node from the postings of their names ([`Holders`]);
+//! then the others are bounded without it, and once none of them can enter,
+//! only marked documents of the list are read.
+//!
 //! Every document adds its term contributions in the same order
 //! (descending weight, then term) whether pruned or not, and its factor is
 //! computed by one function ([`Plan::factor`]), so the pruned top-n is
@@ -47,6 +56,7 @@
 //! against rounding.
 
 use super::cursor::CursorGrid;
+use super::holders::Holders;
 use super::plan::Plan;
 use super::topn::{Entry, TopN};
 use crate::index::{Segment, SegmentView};
@@ -132,6 +142,11 @@ pub struct Scratch {
     pub(super) candidates: Vec<Candidate>,
     /// Complete documents of one view, for `MaxScore::stream`.
     pub(super) complete_here: Vec<u32>,
+    /// Per segment view: which documents may hold an untold node.
+    pub(super) holders: Vec<Holders>,
+    /// Per global document (`base + local`): the strongest marked untold
+    /// node it may hold, zero where none ([`Holders`]).
+    pub(super) held: Vec<f32>,
     /// Whether the records of this query's segments fit in cache, so that
     /// candidates are finished in one pass.
     pub(super) resident: bool,
@@ -177,6 +192,9 @@ impl MaxScore<'_, '_> {
             .sum::<usize>()
             <= scratch.resident_limit.unwrap_or(RESIDENT_BYTES);
         let strongest = plan.activation.iter().map(|a| a.1).fold(0.0, f32::max);
+        if !plan.untold.is_empty() && scratch.holders.len() < views.len() {
+            scratch.holders.resize_with(views.len(), Holders::default);
+        }
         scratch.view_bounds.clear();
         scratch.view_bounds.extend(views.iter().map(|view| {
             let factor_base = plan.max_factor(&view.segment, strongest) * (1.0 + MARGIN);
@@ -230,6 +248,16 @@ impl MaxScore<'_, '_> {
                 Partial::default();
         }
         scratch.reached.clear();
+        if !plan.untold.is_empty() {
+            for (holders, view) in scratch.holders.iter_mut().zip(views) {
+                holders.clear(
+                    scratch
+                        .held
+                        .get_mut(view.base as usize..)
+                        .unwrap_or_default(),
+                );
+            }
+        }
     }
 
     /// Adds term `term`'s contribution to every document on its open lists
@@ -388,6 +416,10 @@ impl MaxScore<'_, '_> {
             let factor_exact = plan.exact_factor(segment, term);
             let exact_best =
                 factor_exact.map(|factor| later.bound_after(cursor.upper_bound) * factor);
+            // The untold nodes count for every document until marked.
+            let untold = factor_exact.is_some() && !plan.untold.is_empty();
+            let mut marked = untold && scratch.holders[v].is_marked();
+            let (mut told_best, mut marked_only) = (None, false);
             let mut next_complete = 0;
             let mut current_chunk = None;
             let mut i = cursor.postings.len();
@@ -407,6 +439,24 @@ impl MaxScore<'_, '_> {
                     }
                 }
                 let posting = cursor.postings.get(i);
+                // Once the holders are marked and no document of the list
+                // holding only the unmarked untold nodes can enter (nor can
+                // any older one, as below), only marked documents are read.
+                if marked {
+                    let holders = &scratch.holders[v];
+                    let residual = holders.residual();
+                    if !marked_only {
+                        let best = *told_best.get_or_insert_with(|| {
+                            later.bound_after(cursor.upper_bound)
+                                * plan.held_factor(segment, term, residual)
+                        });
+                        marked_only = !scratch.top.admits(best, || segment.fact_id(posting.doc));
+                    }
+                    let held = &scratch.held[view.base as usize..];
+                    if marked_only && holders.held(posting.doc, held) <= residual {
+                        continue;
+                    }
+                }
                 if let Some(best) = exact_best
                     && !scratch.top.admits(best, || segment.fact_id(posting.doc))
                 {
@@ -444,9 +494,28 @@ impl MaxScore<'_, '_> {
                 // newer fact, so an exact bound settles it without the
                 // record.
                 if let Some(factor) = factor_exact {
-                    let best = plan.attainable(segment, posting.doc, c, term + 1, later, factor);
-                    if !scratch.top.admits(best, || segment.fact_id(posting.doc)) {
+                    let best = plan.attainable(segment, posting.doc, c, term + 1, later);
+                    let fact = || segment.fact_id(posting.doc);
+                    if !scratch.top.admits(best * factor, fact) {
                         continue;
+                    }
+                    if untold {
+                        // Admitted with every untold node: with those it may
+                        // hold, or (until marked) with none?
+                        let holders = &mut scratch.holders[v];
+                        let base = view.base as usize;
+                        marked = marked
+                            || !scratch
+                                .top
+                                .admits(best * plan.held_factor(segment, term, 0.0), fact)
+                                && holders.force(plan, segment, i, &mut scratch.held, base);
+                        if marked {
+                            let held = holders.held(posting.doc, &scratch.held[base..]);
+                            let factor = plan.held_factor(segment, term, held);
+                            if !scratch.top.admits(best * factor, fact) {
+                                continue;
+                            }
+                        }
                     }
                 }
                 scratch.partials[view.base as usize + posting.doc as usize] = Partial::COMPLETE;

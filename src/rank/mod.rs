@@ -33,6 +33,7 @@
 pub mod context;
 mod cursor;
 pub mod dense;
+mod holders;
 mod maxscore;
 mod plan;
 pub mod query;

@@ -46,13 +46,21 @@ pub(super) struct Plan<'a> {
     pub norm_base: f32,
     /// … and `k1 b / avgdl`.
     pub norm_per_len: f32,
-    /// Activated graph nodes and their activation.
+    /// Activated graph nodes and their activation, strongest first (the
+    /// seeds at 1, then the non-seeds).
     pub activation: Vec<(NodeId, f32)>,
     /// With no recency factor, per term `j` in processing order (and one
-    /// past the last): the strongest activation a document can hold when no
-    /// list before `j` reached it (the seeds whose names those lists carry
-    /// aside). Empty with recency: only [`Plan::exact_factor`] reads it.
+    /// past the last): the strongest activation among the told nodes (the
+    /// seeds some list carries, see `strongest_from` in the scorer) that a
+    /// document can hold when no list before `j` reached it. Empty with
+    /// recency: only the exact bounds read it.
     pub strongest_from: Vec<f32>,
+    /// With no recency factor, the activated nodes no list tells of (every
+    /// non-seed, and the seeds no list carries), strongest first: any
+    /// document may hold one, unless [`super::holders`] rules it out.
+    pub untold: Vec<(NodeId, f32)>,
+    /// The graph, for the untold nodes' names.
+    pub graph: &'a crate::graph::Graph,
     /// `2^-((t - A) / T_rec)`: times a document's anchored recency, its decay.
     pub recency_now: f64,
     /// The exponent on that decay (see [`super::Recency`]); `None`: no
@@ -141,14 +149,15 @@ impl Plan<'_> {
 
     /// With no recency factor ([`Plan::exact_factor`]), the most document
     /// `doc` can score in full given its exact partial sum `partial` over
-    /// terms `..from`: each term of `later` (terms `from..`) that its bitmap
-    /// allows, at the term's largest frequency in the segment and the
-    /// document's own length, added in term order as the full score adds
-    /// them, times `factor`. Every step is monotone in floating point (see
-    /// [`saturate`]; `merged_tf` only adds and multiplies non-negative
-    /// numbers), so this is never below the document's score and equals it,
-    /// bit for bit, for a document that attains every maximum: no margin is
-    /// needed, so a tie can be told from a win.
+    /// terms `..from`, before its factor: each term of `later` (terms
+    /// `from..`) that its bitmap allows, at the term's largest frequency in
+    /// the segment and the document's own length, added in term order as
+    /// the full score adds them. Times a factor bound, every step is
+    /// monotone in floating point (see [`saturate`]; `merged_tf` only adds
+    /// and multiplies non-negative numbers), so the product is never below
+    /// the document's score and equals it, bit for bit, for a document that
+    /// attains every maximum: no margin is needed, so a tie can be told from
+    /// a win.
     #[inline]
     pub fn attainable(
         &self,
@@ -157,7 +166,6 @@ impl Plan<'_> {
         partial: f32,
         from: usize,
         later: Remaining<'_, '_>,
-        factor: f32,
     ) -> f32 {
         let norm = self.norm(self.doc_len(segment, doc));
         let mut score = partial;
@@ -169,7 +177,7 @@ impl Plan<'_> {
                 score += saturate(self.weights[term], cursor.tf_max, norm);
             }
         }
-        score * factor
+        score
     }
 
     /// Largest contribution a term can make in a segment: every document of
@@ -246,16 +254,24 @@ impl Plan<'_> {
 
     /// When the ranker multiplies no recency factor: the largest factor a
     /// document of the segment that list `term` reaches first can have
-    /// ([`Plan::strongest_from`]), with no margin. It multiplies the same
-    /// terms in the same order as [`Plan::factor`], each at least the
-    /// document's, so it is never below any such document's factor in
-    /// floating point, and equal to that of a document with the largest of
-    /// each. `None` with recency, whose `powf` is not promised to be
-    /// monotone.
+    /// ([`Plan::strongest_from`], and every untold node), with no margin.
+    /// It multiplies the same terms in the same order as [`Plan::factor`],
+    /// each at least the document's, so it is never below any such
+    /// document's factor in floating point, and equal to that of a document
+    /// with the largest of each. `None` with recency, whose `powf` is not
+    /// promised to be monotone.
     pub fn exact_factor(&self, segment: &Segment, term: usize) -> Option<f32> {
+        let untold = self.untold.first().map_or(0.0, |u| u.1);
         self.recency_power
             .is_none()
-            .then(|| self.max_factor(segment, self.strongest_from[term]))
+            .then(|| self.held_factor(segment, term, untold))
+    }
+
+    /// [`Plan::exact_factor`] for a document that list `term` reaches first
+    /// and that holds no untold node stronger than `held`.
+    #[inline]
+    pub fn held_factor(&self, segment: &Segment, term: usize, held: f32) -> f32 {
+        self.max_factor(segment, self.strongest_from[term].max(held))
     }
 
     /// The largest factor a document of the segment can have, given the

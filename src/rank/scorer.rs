@@ -180,12 +180,12 @@ fn lexical(
         .unwrap_or(params.recency)
         .power(params, corpus)
         .filter(|_| ranker.recency);
-    // Only the exact bounds read it, and they hold without recency alone.
-    let strongest_from = if recency_power.is_none() {
+    // Only the exact bounds read them, and they hold without recency alone.
+    let (strongest_from, untold) = if recency_power.is_none() {
         let order: Vec<&str> = weighted.iter().map(|w| w.1).collect();
         strongest_from(&activation, &seeds, &order, field_weights, params)
     } else {
-        Vec::new()
+        Default::default()
     };
 
     let plan = Plan {
@@ -204,6 +204,8 @@ fn lexical(
         norm_per_len: k1 * b / avgdl,
         activation,
         strongest_from,
+        untold,
+        graph: &version.graph,
         recency_now: (-half_lives(query.at, TIME_ANCHOR, params.recency_half_life_days)).exp2(),
         recency_power,
         usage_now: (-half_lives(query.at, TIME_ANCHOR, params.usage_half_life_days)).exp2(),
@@ -449,26 +451,27 @@ fn body_bound(
 }
 
 /// Per list `j` of the query's terms in processing order (and one past the
-/// last), the strongest activation among the nodes a document can hold if
-/// no earlier list reached it; the scorer's exact bounds read it
-/// ([`Plan::strongest_from`]).
+/// last), the strongest activation among the told nodes a document can hold
+/// if no earlier list reached it ([`Plan::strongest_from`]); and the untold
+/// nodes, in `activation`'s order: strongest first ([`Plan::untold`]).
 ///
 /// A document holds a node only if the node's name is among its entities
 /// (whose tokens are indexed in the entities field) or its participants'
 /// canonical names (the participants field). So when the ranker weighs both
 /// fields, every document holding a seed is on the list of each token of
-/// the seed's name that is a query term, with a positive contribution. The
-/// stream reads a list only once every document the earlier lists reached
-/// is complete, so a document it meets first either holds no such seed or
-/// was ruled out by an earlier list's bound. Only the seeds' names are known
-/// here; other nodes always count.
+/// the seed's name that is a query term, with a positive contribution: such
+/// a seed is told, first by the earliest of those lists. The stream reads a
+/// list only once every document the earlier lists reached is complete, so
+/// a document it meets first either holds no told seed of an earlier list or
+/// was ruled out by an earlier list's bound. The other nodes are untold: no
+/// list says which documents hold them.
 fn strongest_from(
     activation: &[(NodeId, f32)],
     seeds: &[(NodeId, Name)],
     order: &[&str],
     field_weights: [f32; FIELDS],
     params: &crate::config::ScoreParams,
-) -> Vec<f32> {
+) -> (Vec<f32>, Vec<(NodeId, f32)>) {
     let names_reach = field_weights[1] > 0.0 && field_weights[2] > 0.0;
     let first_list = |node: NodeId| {
         seeds
@@ -477,20 +480,23 @@ fn strongest_from(
             .flat_map(|(_, name)| text::tokens(name).map(|t| params.index_form(t)))
             .filter_map(|t| order.iter().position(|&q| q == t))
             .min()
-            .unwrap_or(usize::MAX)
     };
-    let firsts: Vec<(f32, usize)> = activation
-        .iter()
-        .map(|&(node, act)| (act, first_list(node)))
-        .collect();
-    (0..=order.len())
+    let mut told: Vec<(f32, usize)> = Vec::new();
+    let mut untold: Vec<(NodeId, f32)> = Vec::new();
+    for &(node, act) in activation {
+        match first_list(node) {
+            Some(first) => told.push((act, first)),
+            None => untold.push((node, act)),
+        }
+    }
+    let strongest = (0..=order.len())
         .map(|j| {
-            firsts
-                .iter()
+            told.iter()
                 .filter(|&&(_, first)| first >= j)
                 .fold(0.0, |max, &(act, _)| f32::max(max, act))
         })
-        .collect()
+        .collect();
+    (strongest, untold)
 }
 
 /// The activated nodes with their activation, and the seeds with their
