@@ -19,11 +19,12 @@
 //! nodes forced, each worth [`FINISH_COST`] posting reads, and looks the
 //! names up once they have cost as much as that ([`NAME_COST`] each), then
 //! marks once they have cost as much as the lookups and the postings
-//! together — on a list with more postings left than the lookups cost,
-//! and only if the marks cover at most half of them (marks that cover most
-//! of a list save few of its reads). Queries whose untold nodes seldom matter pay a few
-//! comparisons a document; a query that needs the marks pays at most about
-//! twice what it would with them from the start.
+//! together. It does so only on a list with more postings left than the
+//! lookups cost, and only if the marks cover at most half of them (marks
+//! that cover most of a list save few of its reads). Queries whose untold
+//! nodes seldom matter pay a few comparisons a document; a query that needs
+//! the marks pays at most about twice what it would with them from the
+//! start.
 
 use super::plan::Plan;
 use crate::index::Segment;
@@ -56,8 +57,8 @@ pub(super) struct Holders {
     /// may hold: its activation, and the term whose list (one token of its
     /// name) holds every such document.
     terms: Vec<(f32, u32)>,
-    /// The strongest untold node marking does not cover (a name it cannot
-    /// look up, and every weaker node): any document may hold it.
+    /// The strongest untold node marking does not cover (one whose name it
+    /// cannot look up): any document may hold it.
     residual: f32,
     /// The documents marked in `held`, to zero them again.
     touched: Vec<u32>,
@@ -125,17 +126,14 @@ impl Holders {
         self.residual.max(held[doc as usize])
     }
 
-    /// Finds each untold node's list, strongest first, up to the first whose
-    /// name cannot be looked up.
+    /// Finds each untold node's list; a node whose name cannot be looked up
+    /// counts for every document (`residual`).
     fn prepare(&mut self, plan: &Plan, segment: &Segment) {
         let mut form = String::new();
         for &(node, act) in &plan.untold {
             let name = plan.graph.name(node);
             match name.and_then(|n| holder_list(plan, segment, n, &mut form)) {
-                None => {
-                    self.residual = act;
-                    break;
-                }
+                None => self.residual = self.residual.max(act),
                 Some(Some(term)) => {
                     self.cost += segment.postings(term).len();
                     self.terms.push((act, term));

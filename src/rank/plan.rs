@@ -56,8 +56,8 @@ pub(super) struct Plan<'a> {
     /// recency: only the exact bounds read it.
     pub strongest_from: Vec<f32>,
     /// With no recency factor, the activated nodes no list tells of (every
-    /// non-seed, and the seeds no list carries), strongest first: any
-    /// document may hold one, unless [`super::holders`] rules it out.
+    /// non-seed, and the seeds no list carries): any document may hold one,
+    /// unless [`super::holders`] rules it out.
     pub untold: Vec<(NodeId, f32)>,
     /// The graph, for the untold nodes' names.
     pub graph: &'a crate::graph::Graph,
@@ -261,7 +261,7 @@ impl Plan<'_> {
     /// with the largest of each. `None` with recency, whose `powf` is not
     /// promised to be monotone.
     pub fn exact_factor(&self, segment: &Segment, term: usize) -> Option<f32> {
-        let untold = self.untold.first().map_or(0.0, |u| u.1);
+        let untold = self.untold.iter().fold(0.0, |max, u| f32::max(max, u.1));
         self.recency_power
             .is_none()
             .then(|| self.held_factor(segment, term, untold))

@@ -453,7 +453,7 @@ fn body_bound(
 /// Per list `j` of the query's terms in processing order (and one past the
 /// last), the strongest activation among the told nodes a document can hold
 /// if no earlier list reached it ([`Plan::strongest_from`]); and the untold
-/// nodes, in `activation`'s order: strongest first ([`Plan::untold`]).
+/// nodes ([`Plan::untold`]).
 ///
 /// A document holds a node only if the node's name is among its entities
 /// (whose tokens are indexed in the entities field) or its participants'
