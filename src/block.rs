@@ -93,13 +93,29 @@ fn format_line_at(body: &FactBody, timed: bool) -> String {
         line.push_str(p);
     }
     line.push_str(") ");
-    for (i, word) in body.text().split_whitespace().enumerate() {
+    push_words(&mut line, body.text());
+    line
+}
+
+/// Appends `text`'s words, one space between each. Most stored texts are
+/// spaced that way already and are copied whole: splitting them cost 3%
+/// of a 1,000-fact query (a block formats every line it weighs).
+fn push_words(line: &mut String, text: &str) {
+    let plain = !text.starts_with(' ')
+        && !text.ends_with(' ')
+        && !text.contains("  ")
+        // ASCII, so the only whitespace is the bytes checked here.
+        && text.bytes().all(|b| b.is_ascii() && !(b'\t'..=b'\r').contains(&b));
+    if plain {
+        line.push_str(text);
+        return;
+    }
+    for (i, word) in text.split_whitespace().enumerate() {
         if i > 0 {
             line.push(' ');
         }
         line.push_str(word);
     }
-    line
 }
 
 /// Greedy selection in score order under `k` facts and `budget` characters.
@@ -180,6 +196,8 @@ fn may_be_versions(a: &FactBody, b: &FactBody) -> bool {
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
+
+    use proptest::prelude::*;
 
     use super::*;
     use crate::fact::{BodyParts, FactNames, Name};
@@ -283,5 +301,37 @@ mod tests {
         let b = select(&list, 6, budget - 1);
         assert_eq!(b.lines.len(), 1);
         assert!(select(&[], 6, 800).text.is_empty());
+    }
+
+    proptest! {
+        /// The copy of a plainly spaced text writes what splitting it
+        /// writes, for any text: words between separators that are mostly
+        /// one space, sometimes two, a tab, a line break, a non-ASCII space
+        /// or a non-ASCII letter, now and then with space before or after.
+        #[test]
+        fn words_are_pushed_as_split(
+            ends in (
+                prop::sample::select(vec!["", "", "", " ", "\n"]),
+                prop::sample::select(vec!["", "", "", " ", "\n"]),
+            ),
+            first in "[a-z.]{1,4}",
+            parts in prop::collection::vec(
+                (
+                    prop::sample::select(vec![
+                        " ", " ", " ", " ", " ", " ", " ", " ", "", "  ", "\t", "\n", "\r",
+                        "\u{0b}", "\u{0c}", "\u{a0}", "\u{2003}", "é",
+                    ]),
+                    "[a-z.]{1,4}",
+                ),
+                0..6,
+            ),
+        ) {
+            let middle = parts.iter().flat_map(|(sep, word)| [*sep, word.as_str()]);
+            let text: String = [ends.0, first.as_str()].into_iter().chain(middle).chain([ends.1]).collect();
+            let mut line = String::new();
+            push_words(&mut line, &text);
+            let split: Vec<&str> = text.split_whitespace().collect();
+            prop_assert_eq!(line, split.join(" "));
+        }
     }
 }
