@@ -18,6 +18,11 @@ impl pfm_harness::scale::MemoryProbe for MimallocProbe {
         }
         Some(v[5])
     }
+
+    fn release_free(&self) {
+        // SAFETY: mi_collect takes a plain flag and may run at any time.
+        unsafe { libmimalloc_sys::mi_collect(true) };
+    }
 }
 
 /// Writes a pprof flamegraph of each profiled piece of work into a folder.

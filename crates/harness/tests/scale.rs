@@ -2,7 +2,9 @@
 //! through the generator and through the spec's JSONL files gives the same
 //! blocks, and the run folder holds the CSV, markdown, rows and plot.
 
-use pfm_harness::scale::{self, Corpus, NoProbe, report};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use pfm_harness::scale::{self, Corpus, MemoryProbe, NoProbe, report};
 use pfm_synth::Vocabulary;
 
 fn temp_dir(name: &str) -> std::path::PathBuf {
@@ -12,16 +14,33 @@ fn temp_dir(name: &str) -> std::path::PathBuf {
     dir
 }
 
+/// A probe that counts [`MemoryProbe::release_free`] calls.
+#[derive(Default)]
+struct CountingProbe {
+    released: AtomicUsize,
+}
+
+impl MemoryProbe for CountingProbe {
+    fn heap_bytes(&self) -> Option<usize> {
+        None
+    }
+
+    fn release_free(&self) {
+        self.released.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
 #[test]
 fn generated_and_file_corpora_give_the_same_blocks() {
     let n = 600;
+    let probe = CountingProbe::default();
     let row = scale::measure(
         Corpus::Synthetic {
             n,
             seed: 7,
             vocabulary: Vocabulary::Wide,
         },
-        &NoProbe,
+        &probe,
         None,
         false,
         None,
@@ -36,6 +55,12 @@ fn generated_and_file_corpora_give_the_same_blocks() {
     assert!(row.longest_posting > 0 && row.longest_posting <= n);
     assert!(row.p50_us > 0.0 && row.p50_us <= row.p99_us && row.p99_us <= row.max_us);
     assert!(row.commit_visible_p50_us > 0.0 && row.heap_mb.is_none());
+    assert_eq!(
+        probe.released.load(Ordering::Relaxed),
+        1,
+        "the free memory is handed back once, before the resting RSS is read"
+    );
+    assert!(row.rss_mb > 0.0 && row.rss_rest_mb > 0.0);
 
     let dir = temp_dir("files");
     let (facts, queries) = pfm_synth::generate(n, 7, Vocabulary::Wide, pfm_synth::DEFAULT_QUERIES);
@@ -196,12 +221,15 @@ fn a_reference_engine_is_timed_on_the_rows_own_files() {
 
     let engine = fake_engine(
         &dir,
-        r#"echo "{\"engine\": \"fake\", \"p50_us\": 2.5, \"p99_us\": 4, \"max_us\": 9, \"block_lines_total\": $(cat "$1" | wc -l)$(cat "$2" | wc -l), \"add_us\": 1.5, \"rss_mb\": 42}""#,
+        r#"echo "{\"engine\": \"fake\", \"p50_us\": 2.5, \"p99_us\": 4, \"max_us\": 9, \"block_lines_total\": $(cat "$1" | wc -l)$(cat "$2" | wc -l), \"add_us\": 1.5, \"rss_mb\": 42, \"rss_rest_mb\": 30}""#,
     );
     let got = scale::reference::run(&engine, &facts, &queries).unwrap();
     assert_eq!(got.engine, "fake");
     assert_eq!((got.p50_us, got.p99_us, got.max_us), (2.5, 4.0, 9.0));
-    assert_eq!((got.add_us, got.rss_mb), (Some(1.5), Some(42.0)));
+    assert_eq!(
+        (got.add_us, got.rss_mb, got.rss_rest_mb),
+        (Some(1.5), Some(42.0), Some(30.0))
+    );
     assert_eq!(
         got.block_lines_total.to_string(),
         format!("{}{}", f.len(), q.len()),
@@ -224,13 +252,13 @@ fn a_reference_engine_is_timed_on_the_rows_own_files() {
     let md = report::reference_table(std::slice::from_ref(&row));
     assert!(md.contains("| fake |") && md.lines().count() == 3, "{md}");
     assert!(
-        md.contains(" / 1.50 | ") && md.ends_with(" / 42 |\n"),
+        md.contains(" / 1.50 | ") && md.contains(" / 42 | ") && md.ends_with(" / 30 |\n"),
         "build cost and RSS side by side: {md}"
     );
     let csv = report::csv(std::slice::from_ref(&row));
     // The reference columns, then the 11 empty columns of a row without --dense.
     let tail = format!(
-        ",fake,2.50,4.00,9.00,{}{},1.50,42.0,{}",
+        ",fake,2.50,4.00,9.00,{}{},1.50,42.0,30.0,{}",
         f.len(),
         q.len(),
         ",".repeat(10)

@@ -9,8 +9,11 @@
 //! Prints one JSON object with the keys `pfm scale --json` uses (`n`,
 //! `queries`, `p50_us`, `p99_us`, `max_us`, `block_lines_total`, …) on stdout,
 //! and what the build cost: `add_us` (its wall time per fact, the merge into
-//! one segment included) and `rss_mb` (the resident set right after it, with
-//! the writer gone and the facts as read still held).
+//! one segment included), `rss_mb` (the resident set right after it, with
+//! the writer gone and the facts as read still held) and `rss_rest_mb` (the
+//! resident set once the facts are dropped and glibc's `malloc_trim` has
+//! handed its free memory back to the OS, as `pfm scale` reads pfm's at
+//! rest with `mi_collect`).
 //!
 //! Fields text / entities / participants, boosted 1.0 / 2.5 / 2.0 like pfm's
 //! BM25F weights (tantivy sums a per-field BM25 instead); tokens lowercased
@@ -126,6 +129,11 @@ fn main() -> Result<(), Failure> {
     // index and the facts as read, as pfm's row holds its store and the
     // generated facts when it reads its RSS.
     let rss_mb = resident_mib()?;
+    let n = facts.len();
+    drop(facts);
+    // SAFETY: malloc_trim takes a plain size and may run at any time.
+    unsafe { malloc_trim(0) };
+    let rss_rest_mb = resident_mib()?;
     let reader = index
         .reader_builder()
         .reload_policy(ReloadPolicy::Manual)
@@ -186,7 +194,7 @@ fn main() -> Result<(), Failure> {
         "{}",
         serde_json::json!({
             "engine": "tantivy",
-            "n": facts.len(),
+            "n": n,
             "queries": times.len(),
             "p50_us": at(0.5),
             "p99_us": at(0.99),
@@ -195,11 +203,18 @@ fn main() -> Result<(), Failure> {
             "block_lines_total": lines_total,
             "segments": searcher.segment_readers().len(),
             "build_s": build_s,
-            "add_us": build_s * 1e6 / facts.len().max(1) as f64,
+            "add_us": build_s * 1e6 / n.max(1) as f64,
             "rss_mb": rss_mb,
+            "rss_rest_mb": rss_rest_mb,
         })
     );
     Ok(())
+}
+
+unsafe extern "C" {
+    /// glibc: returns the free memory at the heap's top and in its free
+    /// pages to the OS.
+    fn malloc_trim(pad: usize) -> i32;
 }
 
 /// The process's resident set in MiB (`VmRSS` of `/proc/self/status`);

@@ -75,10 +75,17 @@ pub struct Row {
     pub max_us: f64,
     /// Construction cost per observation (build wall time / n), microseconds.
     pub add_us: f64,
-    /// Resident set after the build, MiB.
+    /// Resident set right after the build, MiB: the generator's input is
+    /// still held, and memory the build freed may not be returned yet.
     pub rss_mb: f64,
-    /// The allocator's committed heap after the build, MiB (absent when the
-    /// allocator cannot say).
+    /// Resident set at rest, MiB: after the build (and any profiled second
+    /// build), with the input dropped and the allocator's free memory handed
+    /// back to the OS ([`MemoryProbe::release_free`]): what the store itself
+    /// keeps resident. 0 in rows recorded before it was measured.
+    #[serde(default)]
+    pub rss_rest_mb: f64,
+    /// The allocator's committed heap right after the build, MiB (absent
+    /// when the allocator cannot say).
     pub heap_mb: Option<f64>,
     /// Live documents on the heaviest term a timed query reads.
     pub longest_posting: u64,
@@ -126,12 +133,22 @@ pub struct Reference {
     /// Resident set after the build, MiB, if the engine reports it.
     #[serde(default)]
     pub rss_mb: Option<f64>,
+    /// Resident set at rest (input dropped, free memory returned to the
+    /// OS), MiB, if the engine reports it: see [`Row::rss_rest_mb`].
+    #[serde(default)]
+    pub rss_rest_mb: Option<f64>,
 }
 
 /// What the harness can ask the process about memory.
 pub trait MemoryProbe: Sync {
     /// The allocator's committed heap in bytes, if known.
     fn heap_bytes(&self) -> Option<usize>;
+
+    /// Hands the memory the allocator holds free back to the OS, so that
+    /// the resident set read next is what live data keeps (mimalloc:
+    /// `mi_collect(true)`; a long-running process gets there by itself once
+    /// the allocator's purge delay has passed). Does nothing by default.
+    fn release_free(&self) {}
 }
 
 /// A probe that knows nothing about the allocator.
@@ -227,6 +244,8 @@ pub fn measure(
         })?;
     }
     drop(facts);
+    probe.release_free();
+    let rss_rest_mb = resident_bytes().map_or(0.0, |b| b as f64 / MIB);
 
     let version = memory.version();
     let requests: Vec<_> = queries
@@ -299,6 +318,7 @@ pub fn measure(
         max_us: latency.max() as f64 / 1e3,
         add_us: build_time.as_secs_f64() * 1e6 / n.max(1) as f64,
         rss_mb,
+        rss_rest_mb,
         heap_mb,
         longest_posting,
         mean_block_chars: chars as f64 / timed.len() as f64,

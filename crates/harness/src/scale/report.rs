@@ -14,7 +14,7 @@ pub use crate::run::RunMeta;
 use pfm::error::{Error, Result};
 
 /// The CSV columns, in order.
-const COLUMNS: &str = "n,vocabulary,queries,p50_us,p99_us,max_us,add_us,rss_mb,heap_mb,longest_posting,mean_block_chars,block_lines_total,commit_visible_p50_us,commit_visible_p99_us,build_s,reference,reference_p50_us,reference_p99_us,reference_max_us,reference_block_lines_total,reference_add_us,reference_rss_mb,dense_embedded,embed_ms_per_fact,encode_p50_us,scan_p50_us,scan_p99_us,dense_p50_us,dense_p99_us,hybrid_p50_us,hybrid_p99_us,vector_bytes_per_fact,int8_recall_at_10";
+const COLUMNS: &str = "n,vocabulary,queries,p50_us,p99_us,max_us,add_us,rss_mb,rss_rest_mb,heap_mb,longest_posting,mean_block_chars,block_lines_total,commit_visible_p50_us,commit_visible_p99_us,build_s,reference,reference_p50_us,reference_p99_us,reference_max_us,reference_block_lines_total,reference_add_us,reference_rss_mb,reference_rss_rest_mb,dense_embedded,embed_ms_per_fact,encode_p50_us,scan_p50_us,scan_p99_us,dense_p50_us,dense_p99_us,hybrid_p50_us,hybrid_p99_us,vector_bytes_per_fact,int8_recall_at_10";
 
 /// The rows as CSV (a header line, then one line per row).
 pub fn csv(rows: &[Row]) -> String {
@@ -23,7 +23,7 @@ pub fn csv(rows: &[Row]) -> String {
     for r in rows {
         let _ = writeln!(
             out,
-            "{},{},{},{:.2},{:.2},{:.2},{:.2},{:.1},{},{},{:.1},{},{:.2},{:.2},{:.2},{},{}",
+            "{},{},{},{:.2},{:.2},{:.2},{:.2},{:.1},{:.1},{},{},{:.1},{},{:.2},{:.2},{:.2},{},{}",
             r.n,
             r.vocabulary,
             r.queries,
@@ -32,6 +32,7 @@ pub fn csv(rows: &[Row]) -> String {
             r.max_us,
             r.add_us,
             r.rss_mb,
+            r.rss_rest_mb,
             r.heap_mb.map_or(String::new(), |h| format!("{h:.1}")),
             r.longest_posting,
             r.mean_block_chars,
@@ -41,8 +42,8 @@ pub fn csv(rows: &[Row]) -> String {
             r.build_s,
             r.reference
                 .as_ref()
-                .map_or(",,,,,,".to_owned(), |e| format!(
-                    "{},{:.2},{:.2},{:.2},{},{},{}",
+                .map_or(",,,,,,,".to_owned(), |e| format!(
+                    "{},{:.2},{:.2},{:.2},{},{},{},{}",
                     e.engine,
                     e.p50_us,
                     e.p99_us,
@@ -50,6 +51,7 @@ pub fn csv(rows: &[Row]) -> String {
                     e.block_lines_total,
                     e.add_us.map_or(String::new(), |a| format!("{a:.2}")),
                     e.rss_mb.map_or(String::new(), |m| format!("{m:.1}")),
+                    e.rss_rest_mb.map_or(String::new(), |m| format!("{m:.1}")),
                 )),
             r.dense
                 .as_ref()
@@ -75,13 +77,13 @@ pub fn csv(rows: &[Row]) -> String {
 /// The rows as a markdown table.
 pub fn markdown_table(rows: &[Row]) -> String {
     let mut out = String::from(
-        "| n | vocabulary | p50 (ms) | p99 (ms) | max (ms) | add (ms) | RSS (MiB) | heap (MiB) | longest posting | commit→visible p50 / p99 (µs) | block chars | block lines |\n\
+        "| n | vocabulary | p50 (ms) | p99 (ms) | max (ms) | add (ms) | RSS / at rest (MiB) | heap (MiB) | longest posting | commit→visible p50 / p99 (µs) | block chars | block lines |\n\
          |---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for r in rows {
         let _ = writeln!(
             out,
-            "| {} | {} | {:.3} | {:.3} | {:.3} | {:.4} | {:.0} | {} | {} | {:.1} / {:.1} | {:.0} | {} |",
+            "| {} | {} | {:.3} | {:.3} | {:.3} | {:.4} | {:.0} / {:.0} | {} | {} | {:.1} / {:.1} | {:.0} | {} |",
             r.n,
             r.vocabulary,
             r.p50_us / 1e3,
@@ -89,6 +91,7 @@ pub fn markdown_table(rows: &[Row]) -> String {
             r.max_us / 1e3,
             r.add_us / 1e3,
             r.rss_mb,
+            r.rss_rest_mb,
             r.heap_mb.map_or("–".into(), |h| format!("{h:.0}")),
             r.longest_posting,
             r.commit_visible_p50_us,
@@ -110,13 +113,13 @@ pub fn reference_table(rows: &[Row]) -> String {
         };
         if out.is_empty() {
             out.push_str(
-                "| n | vocabulary | engine | pfm p50 / p99 (ms) | engine p50 / p99 (ms) | pfm / engine p50 | pfm / engine p99 | block lines pfm / engine | add µs per fact pfm / engine | RSS MiB pfm / engine |\n\
-                 |---|---|---|---|---|---|---|---|---|---|\n",
+                "| n | vocabulary | engine | pfm p50 / p99 (ms) | engine p50 / p99 (ms) | pfm / engine p50 | pfm / engine p99 | block lines pfm / engine | add µs per fact pfm / engine | RSS MiB pfm / engine | RSS at rest MiB pfm / engine |\n\
+                 |---|---|---|---|---|---|---|---|---|---|---|\n",
             );
         }
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {:.3} / {:.3} | {:.3} / {:.3} | {:.2} | {:.2} | {} / {} | {:.2} / {} | {:.0} / {} |",
+            "| {} | {} | {} | {:.3} / {:.3} | {:.3} / {:.3} | {:.2} | {:.2} | {} / {} | {:.2} / {} | {:.0} / {} | {:.0} / {} |",
             r.n,
             r.vocabulary,
             e.engine,
@@ -132,6 +135,8 @@ pub fn reference_table(rows: &[Row]) -> String {
             e.add_us.map_or("—".to_owned(), |a| format!("{a:.2}")),
             r.rss_mb,
             e.rss_mb.map_or("—".to_owned(), |m| format!("{m:.0}")),
+            r.rss_rest_mb,
+            e.rss_rest_mb.map_or("—".to_owned(), |m| format!("{m:.0}")),
         );
     }
     out
