@@ -55,6 +55,11 @@ pub struct ScaleArgs {
     /// choice moves retrieval cost (`scale/README.md`).
     #[arg(long)]
     recency: Option<pfm::rank::Recency>,
+    /// Observations committed together (one `observe_batch`) while each
+    /// row's store is built; the build cost a fact (`add_us`) is at this
+    /// batch size. Bulk import in issue 24's sense is 10000.
+    #[arg(long, default_value_t = pfm_harness::scale::BATCH, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    batch: usize,
     /// Internal: measure the one row given in this process and print it
     /// as JSON (the parent runs every row this way).
     #[arg(long, hide = true)]
@@ -68,14 +73,18 @@ impl ScaleArgs {
             &self.vocabularies,
             self.facts.zip(self.queries),
         )?;
+        let options = scale::RowOptions {
+            dense: self.dense,
+            recency: self.recency,
+            batch: self.batch,
+        };
         if self.one_row {
             let [row] = <[RowSpec; 1]>::try_from(rows)
                 .map_err(|_| anyhow::anyhow!("--one-row needs exactly one size and vocabulary"))?;
             let profiler = self.flamegraphs.map(Flamegraphs);
             let row = row.measure_here(
                 self.seed,
-                self.dense,
-                self.recency,
+                &options,
                 &MimallocProbe,
                 profiler.as_ref().map(|p| p as &dyn scale::Profiler),
             )?;
@@ -88,8 +97,7 @@ impl ScaleArgs {
             out: self.out,
             flamegraphs: self.flamegraphs,
             reference: self.reference,
-            dense: self.dense,
-            recency: self.recency,
+            options,
         };
         let exe = std::env::current_exe().context("locating the pfm binary")?;
         let json = self.json;

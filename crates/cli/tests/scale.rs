@@ -49,3 +49,42 @@ fn a_failing_reference_engine_keeps_the_measured_rows_and_fails_the_run() {
     }
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn the_build_batch_reaches_every_row_and_the_report_says_it() {
+    let scratch = tempdir("scale-batch");
+    let out_dir = scratch.path().join("results");
+    let out = Command::new(PFM)
+        .args(["scale", "--sizes", "100", "--vocabularies", "narrow"])
+        .args(["--batch", "7", "--out"])
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let run = std::fs::read_dir(&out_dir)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let row: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("rows.jsonl")).unwrap()).unwrap();
+    assert_eq!(
+        row["batch"], 7,
+        "the row's child process built in batches of 7: {row}"
+    );
+    assert!(row["rss_rest_mb"].as_f64().unwrap() > 0.0, "{row}");
+    let md = std::fs::read_to_string(run.join("results.md")).unwrap();
+    assert!(md.contains("(batches of 7)"), "{md}");
+
+    let zero = Command::new(PFM)
+        .args(["scale", "--sizes", "100", "--batch", "0"])
+        .output()
+        .unwrap();
+    assert!(!zero.status.success());
+    assert!(
+        String::from_utf8_lossy(&zero.stderr).contains("--batch"),
+        "a batch of 0 is refused, naming the flag"
+    );
+}

@@ -4,7 +4,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use pfm_harness::scale::{self, Corpus, MemoryProbe, NoProbe, report};
+use pfm_harness::scale::{self, Corpus, MemoryProbe, NoProbe, RowOptions, report};
 use pfm_synth::Vocabulary;
 
 fn temp_dir(name: &str) -> std::path::PathBuf {
@@ -42,8 +42,7 @@ fn generated_and_file_corpora_give_the_same_blocks() {
         },
         &probe,
         None,
-        false,
-        None,
+        &RowOptions::default(),
     )
     .unwrap();
     assert_eq!(
@@ -84,8 +83,7 @@ fn generated_and_file_corpora_give_the_same_blocks() {
         },
         &NoProbe,
         None,
-        false,
-        None,
+        &RowOptions::default(),
     )
     .unwrap();
     assert_eq!(from_files.vocabulary, "file");
@@ -101,11 +99,34 @@ fn generated_and_file_corpora_give_the_same_blocks() {
         },
         &NoProbe,
         None,
-        false,
-        None,
+        &RowOptions::default(),
     );
     assert!(err.is_err());
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_build_batch_changes_how_the_store_is_committed_not_what_it_serves() {
+    let corpus = || Corpus::Synthetic {
+        n: 900,
+        seed: 7,
+        vocabulary: Vocabulary::Narrow,
+    };
+    let with = |batch| {
+        let options = RowOptions {
+            batch,
+            ..RowOptions::default()
+        };
+        scale::measure(corpus(), &NoProbe, None, &options)
+    };
+    let default = with(scale::BATCH).unwrap();
+    let small = with(7).unwrap();
+    assert_eq!((default.batch, small.batch), (scale::BATCH, 7));
+    assert_eq!(small.block_lines_total, default.block_lines_total);
+    assert_eq!(small.mean_block_chars, default.mean_block_chars);
+    assert_eq!(small.longest_posting, default.longest_posting);
+    let err = with(0).unwrap_err();
+    assert!(err.to_string().contains("batch 0"), "{err}");
 }
 
 /// One measured row per (size, vocabulary) of the seed-7 corpus.
@@ -118,7 +139,16 @@ fn synthetic_rows(specs: &[(u64, Vocabulary)], dense: bool) -> Vec<scale::Row> {
                 seed: 7,
                 vocabulary,
             };
-            scale::measure(corpus, &NoProbe, None, dense, None).unwrap()
+            scale::measure(
+                corpus,
+                &NoProbe,
+                None,
+                &RowOptions {
+                    dense,
+                    ..RowOptions::default()
+                },
+            )
+            .unwrap()
         })
         .collect()
 }
@@ -244,8 +274,7 @@ fn a_reference_engine_is_timed_on_the_rows_own_files() {
         },
         &NoProbe,
         None,
-        false,
-        None,
+        &RowOptions::default(),
     )
     .unwrap();
     row.reference = Some(got);
@@ -292,8 +321,17 @@ fn a_row_times_the_recency_it_was_asked_for_and_says_so() {
         seed: 7,
         vocabulary: Vocabulary::Narrow,
     };
-    let default = scale::measure(corpus(), &NoProbe, None, false, None).unwrap();
-    let fixed = scale::measure(corpus(), &NoProbe, None, false, Some(Recency::Fixed)).unwrap();
+    let default = scale::measure(corpus(), &NoProbe, None, &RowOptions::default()).unwrap();
+    let fixed = scale::measure(
+        corpus(),
+        &NoProbe,
+        None,
+        &RowOptions {
+            recency: Some(Recency::Fixed),
+            ..RowOptions::default()
+        },
+    )
+    .unwrap();
     assert_eq!(default.recency, None);
     assert_eq!(fixed.recency, Some(Recency::Fixed));
     // The row's JSON carries it, so a report can tell the runs apart.

@@ -55,7 +55,8 @@ pub const MAX_SIZE: u64 = 10_000_000;
 pub const WARM_UP: usize = 50;
 /// Single-fact commits timed for commit-to-visible.
 pub const COMMITS: usize = 200;
-/// Observations per build batch.
+/// Observations per build batch unless a row asks for another
+/// ([`RowOptions::batch`], `pfm scale --batch`).
 pub const BATCH: usize = 1_000;
 
 /// One measured (size, vocabulary) line.
@@ -87,6 +88,11 @@ pub struct Row {
     /// The allocator's committed heap right after the build, MiB (absent
     /// when the allocator cannot say).
     pub heap_mb: Option<f64>,
+    /// Observations a commit while the store was built
+    /// ([`RowOptions::batch`]; [`BATCH`] in rows recorded before it was
+    /// chosen).
+    #[serde(default = "default_batch")]
+    pub batch: usize,
     /// Live documents on the heaviest term a timed query reads.
     pub longest_posting: u64,
     /// Mean block length in characters over the timed queries.
@@ -110,6 +116,10 @@ pub struct Row {
     /// absent: the store's default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recency: Option<Recency>,
+}
+
+fn default_batch() -> usize {
+    BATCH
 }
 
 /// What a reference engine reports for one row: the keys of [`Row`] it
@@ -189,20 +199,53 @@ pub enum Corpus {
     },
 }
 
+/// How a row is built and timed besides its corpus: what `pfm scale`'s
+/// `--dense`, `--recency` and `--batch` set.
+#[derive(Clone, Copy, Debug)]
+pub struct RowOptions {
+    /// Also build the store with fact vectors (see [`dense`](mod@dense);
+    /// `add_us` then includes storing them, not the model) and time the
+    /// dense and hybrid arms after the lexical one.
+    pub dense: bool,
+    /// The recency the timed requests ask for instead of the store's
+    /// default ([`pfm::rank::Recency::Off`]).
+    pub recency: Option<Recency>,
+    /// Observations a commit (`observe_batch`) while the store is built;
+    /// at least 1. `add_us` is the cost a fact at this batch size.
+    pub batch: usize,
+}
+
+impl Default for RowOptions {
+    /// The lexical arm, the store's recency, batches of [`BATCH`].
+    fn default() -> Self {
+        RowOptions {
+            dense: false,
+            recency: None,
+            batch: BATCH,
+        }
+    }
+}
+
 /// Measures one row; with a profiler, also profiles (untimed) a second
 /// build of the store and `PROFILE_SECS` of the timed queries in a loop.
-/// With `dense`, the store is built with fact vectors (see
-/// [`dense`](mod@dense); `add_us` then includes storing them, not the
-/// model) and the dense and hybrid arms are timed after the lexical one.
-/// With `recency`, the timed requests ask for it instead of the store's
-/// default ([`pfm::rank::Recency::Off`]).
+/// `options` says how the store is built and which arms and recency are
+/// timed ([`RowOptions`]).
 pub fn measure(
     corpus: Corpus,
     probe: &dyn MemoryProbe,
     profiler: Option<&dyn Profiler>,
-    dense: bool,
-    recency: Option<Recency>,
+    options: &RowOptions,
 ) -> Result<Row> {
+    let RowOptions {
+        dense,
+        recency,
+        batch,
+    } = *options;
+    if batch == 0 {
+        return Err(Error::InvalidConfig(
+            "batch 0: a build commits at least one observation a batch".into(),
+        ));
+    }
     let (facts, queries, vocabulary) = match corpus {
         Corpus::Synthetic {
             n,
@@ -234,13 +277,17 @@ pub fn measure(
         .transpose()?;
     let embedded = replay.as_ref().map(|(r, ms)| (r.vectors().to_vec(), *ms));
     let started = Instant::now();
-    let mut memory = build(&facts, replay.map(|(r, _)| Box::new(r) as Box<dyn Encoder>))?;
+    let mut memory = build_in_batches(
+        facts.iter().map(SynthFact::observation),
+        batch,
+        replay.map(|(r, _)| Box::new(r) as Box<dyn Encoder>),
+    )?;
     let build_time = started.elapsed();
     let rss_mb = resident_bytes().map_or(0.0, |b| b as f64 / MIB);
     let heap_mb = probe.heap_bytes().map(|b| b as f64 / MIB);
     if let Some(p) = profiler {
         p.profile(&format!("ingest-{n}-{vocabulary}"), &mut || {
-            build(&facts, None).map(drop)
+            build_in_batches(facts.iter().map(SynthFact::observation), batch, None).map(drop)
         })?;
     }
     drop(facts);
@@ -320,6 +367,7 @@ pub fn measure(
         rss_mb,
         rss_rest_mb,
         heap_mb,
+        batch,
         longest_posting,
         mean_block_chars: chars as f64 / timed.len() as f64,
         block_lines_total: lines,

@@ -208,6 +208,18 @@ pub fn crossings(rows: &[Row]) -> Vec<String> {
     out
 }
 
+/// The rows' build batch sizes, for the report's header: `batches of N`
+/// when every row used N.
+fn batches(rows: &[Row]) -> String {
+    let mut sizes: Vec<usize> = rows.iter().map(|r| r.batch).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    match sizes.as_slice() {
+        [one] => format!("batches of {one}"),
+        _ => "each row's `batch` observations a commit".to_owned(),
+    }
+}
+
 /// The report: header, table and the paper's Table 9 for comparison.
 pub fn markdown(rows: &[Row], meta: &RunMeta) -> String {
     let mut out = String::from("# `pfm scale`: retrieval cost against store size\n\n");
@@ -215,13 +227,16 @@ pub fn markdown(rows: &[Row], meta: &RunMeta) -> String {
         out,
         "`{}` at {} (revision {}) on {}.\n\n\
          Whole retrieval call (shortlist 50, k = 6, B = 800, block text), 300 timed queries after \
-         50 warm-ups per row; add = build wall time / facts (batches of 1,000); heap = mimalloc's \
-         committed memory; commit→visible = one new fact from `observe` to a reader's version, {} \
-         commits after the build.\n",
+         50 warm-ups per row; add = build wall time / facts ({}); RSS = the resident set right \
+         after the build, the generator's input still held; at rest = once the input is dropped \
+         and the allocator's free memory is handed back to the OS; heap = mimalloc's committed \
+         memory right after the build; commit→visible = one new fact from `observe` to a \
+         reader's version, {} commits after the build.\n",
         meta.command,
         meta.date,
         meta.revision,
         meta.machine,
+        batches(rows),
         super::COMMITS
     );
     out.push_str(&markdown_table(rows));
@@ -232,7 +247,9 @@ pub fn markdown(rows: &[Row], meta: &RunMeta) -> String {
              (ratios below 1: pfm is faster). Its build cost is its own wall time per fact, \
              its merge into one segment included; its RSS is read right after the build with \
              its writer gone, while pfm's store stays writable; each process still holds the \
-             facts it indexed:\n\n",
+             facts it indexed. At rest, each has dropped them and handed its allocator's free \
+             memory back (pfm: mimalloc's `mi_collect`; tantivy-ref: glibc's \
+             `malloc_trim`):\n\n",
         );
         out.push_str(&against);
     }

@@ -11,10 +11,11 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use pfm::error::{Error, Result};
-use pfm::rank::Recency;
 use pfm_synth::Vocabulary;
 
-use super::{Corpus, MAX_SIZE, MemoryProbe, Profiler, Reference, Row, measure, reference, report};
+use super::{
+    Corpus, MAX_SIZE, MemoryProbe, Profiler, Reference, Row, RowOptions, measure, reference, report,
+};
 use crate::run::{RunMeta, hostname};
 
 /// One row of `pfm scale`: a synthetic (size, vocabulary), or the spec's files.
@@ -61,7 +62,7 @@ impl RowSpec {
     }
 
     /// The arguments that make a child process measure exactly this row.
-    fn args(&self, seed: u64, dense: bool) -> Vec<String> {
+    fn args(&self, seed: u64, options: &RowOptions) -> Vec<String> {
         let mut args: Vec<String> = match self {
             RowSpec::Synthetic(n, v) => vec![
                 "--sizes".into(),
@@ -78,9 +79,13 @@ impl RowSpec {
                 q.display().to_string(),
             ],
         };
-        if dense {
+        if options.dense {
             args.push("--dense".into());
         }
+        if let Some(r) = options.recency {
+            args.extend(["--recency".into(), r.name().into()]);
+        }
+        args.extend(["--batch".into(), options.batch.to_string()]);
         args
     }
 
@@ -88,8 +93,7 @@ impl RowSpec {
     pub fn measure_here(
         self,
         seed: u64,
-        dense: bool,
-        recency: Option<Recency>,
+        options: &RowOptions,
         probe: &dyn MemoryProbe,
         profiler: Option<&dyn Profiler>,
     ) -> Result<Row> {
@@ -104,7 +108,7 @@ impl RowSpec {
                 queries: pfm_synth::read_queries(&queries)?,
             },
         };
-        measure(corpus, probe, profiler, dense, recency)
+        measure(corpus, probe, profiler, options)
     }
 
     /// Times the reference engine on this row's data: the files themselves,
@@ -137,11 +141,9 @@ pub struct ScaleRun {
     pub flamegraphs: Option<PathBuf>,
     /// Another engine to time on each row's data.
     pub reference: Option<PathBuf>,
-    /// Also time the dense and hybrid arms (`--dense`).
-    pub dense: bool,
-    /// The recency the timed requests ask for (`--recency`); `None`: the
-    /// store's default.
-    pub recency: Option<Recency>,
+    /// How each row is built and timed (`--dense`, `--recency`,
+    /// `--batch`).
+    pub options: RowOptions,
 }
 
 /// A finished `pfm scale` run, its folder written.
@@ -174,12 +176,9 @@ pub fn run(run: &ScaleRun, exe: &Path, on_row: &dyn Fn(&Row)) -> Result<Finished
         let mut cmd = Command::new(exe);
         cmd.arg("scale")
             .arg("--one-row")
-            .args(row.args(run.seed, run.dense));
+            .args(row.args(run.seed, &run.options));
         if let Some(dir) = &run.flamegraphs {
             cmd.arg("--flamegraphs").arg(dir);
-        }
-        if let Some(r) = run.recency {
-            cmd.arg("--recency").arg(r.name());
         }
         let output = cmd
             .stderr(Stdio::inherit())
