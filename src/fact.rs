@@ -50,28 +50,62 @@ pub fn has_name_key(name: &str) -> bool {
 ///
 /// Every observation, restore and segment build asks this of each
 /// participant (it was 5% of a bulk build, issue 24), and almost every name
-/// is ASCII letters and spaces. For those, normalization only lowercases
-/// and abbreviates month names (its `a.m.`, digit-group and apostrophe
-/// rules need characters such a name lacks), so the key is made in one
-/// pass with one allocation; `tests::the_fast_path_is_the_general_one`
-/// checks the two readings agree.
+/// is ASCII letters, digits and spaces (`Alex Rivera`, `user7`, `Apollo
+/// 11`). For those, normalization only lowercases, abbreviates month names
+/// (each run of letters, as in `march3`) and joins `am` or `pm` to a
+/// number before it (such a name falls back to the general path); its
+/// `a.m.`, digit-group and apostrophe rules need characters such a name
+/// lacks, and its tokens are its words. So the key is made in one pass
+/// with one allocation; `tests::the_fast_path_is_the_general_one` checks
+/// the two readings agree.
 pub fn name_key(name: &str) -> String {
-    if name.bytes().all(|b| b.is_ascii_alphabetic() || b == b' ') {
-        let mut out = String::with_capacity(name.len());
-        for word in name.split(' ').filter(|w| !w.is_empty()) {
-            if !out.is_empty() {
-                out.push(' ');
+    let bytes = name.as_bytes();
+    if !bytes
+        .iter()
+        .all(|b| b.is_ascii_alphanumeric() || *b == b' ')
+    {
+        return name_key_general(name);
+    }
+    let mut out = String::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b' ' {
+            i += 1;
+            continue;
+        }
+        // A word starts at `i`.
+        let lead = bytes[i..]
+            .iter()
+            .take_while(|b| b.is_ascii_alphabetic())
+            .count();
+        if matches!(
+            &bytes[i..i + lead],
+            [b'a' | b'A' | b'p' | b'P', b'm' | b'M']
+        ) && out.ends_with(|c: char| c.is_ascii_digit())
+        {
+            return name_key_general(name);
+        }
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        while i < bytes.len() && bytes[i] != b' ' {
+            if bytes[i].is_ascii_digit() {
+                out.push(char::from(bytes[i]));
+                i += 1;
+                continue;
             }
             let start = out.len();
-            out.extend(word.bytes().map(|b| char::from(b.to_ascii_lowercase())));
+            while i < bytes.len() && bytes[i].is_ascii_alphabetic() {
+                out.push(char::from(bytes[i].to_ascii_lowercase()));
+                i += 1;
+            }
             if let Some(month) = text::month_abbreviation(&out[start..]) {
                 out.truncate(start);
                 out.push_str(month);
             }
         }
-        return out;
     }
-    name_key_general(name)
+    out
 }
 
 /// [`name_key`] of any text: normalize, then join the tokens.
@@ -1331,13 +1365,14 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// `name_key`'s fast path for ASCII letters and spaces gives the
-        /// key the general path (normalize, then tokens) gives: month names
-        /// and the words around `a.m.` and `p.m.` included.
+        /// `name_key`'s fast path for ASCII letters, digits and spaces
+        /// gives the key the general path (normalize, then tokens) gives:
+        /// month names (whole words and runs of letters beside digits),
+        /// and `am` and `pm` after a number, included.
         #[test]
         fn the_fast_path_is_the_general_one(
             words in proptest::collection::vec(
-                "[A-Za-z]{0,6}|June|SEPTEMBER|sept|am|PM|a|p|m",
+                "[A-Za-z]{0,6}|June|SEPTEMBER|sept|am|PM|a|p|m|[0-9]{1,3}|[A-Za-z]{1,4}[0-9]{1,3}|[0-9]{1,2}(am|Pm|june|x)[0-9]?|(March|am|pm|sept)[0-9]{1,2}[a-z]{0,3}",
                 0..6,
             ),
             gaps in proptest::collection::vec(" {0,3}", 0..7),
