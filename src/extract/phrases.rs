@@ -211,6 +211,17 @@ fn inflects(tok: &str, stem: &str) -> bool {
     r.next() == last && matches!(r.as_str(), "ed" | "ing")
 }
 
+/// The first two bytes of every token that [`inflects`] to `stem`, if
+/// known: an inflection starts with the stem, or with the stem less the
+/// final `e` or `y` it drops (`saving`, `tried`).
+fn inflection_prefix(stem: &str) -> Option<[u8; 2]> {
+    let kept = stem
+        .strip_suffix('e')
+        .or_else(|| stem.strip_suffix('y'))
+        .unwrap_or(stem);
+    kept.as_bytes().get(..2)?.try_into().ok()
+}
+
 /// A compiled phrase: its parts (split at gaps), each a token sequence.
 #[derive(Clone, Debug)]
 pub struct Phrase(Vec<Vec<Pattern>>);
@@ -254,6 +265,17 @@ impl Phrase {
                 _ => None,
             })
             .max_by_key(|w| w.len())
+    }
+
+    /// The first two bytes of a token every occurrence of the phrase
+    /// contains, if it has an inflected word whose inflections all start
+    /// with two known bytes ([`inflection_prefix`]): a text with no token
+    /// starting so cannot hold the phrase.
+    pub fn required_prefix(&self) -> Option<[u8; 2]> {
+        self.0.iter().flatten().find_map(|p| match p {
+            Pattern::Inflected(stem) => inflection_prefix(stem),
+            _ => None,
+        })
     }
 
     /// Whether the phrase occurs in `toks` (normalized tokens).
