@@ -634,11 +634,7 @@ impl Prefilter {
             for &i in self.by_word.get(t).into_iter().flatten() {
                 may[i as usize] = true;
             }
-            let prefix = t
-                .as_bytes()
-                .get(..2)
-                .and_then(|p| <[u8; 2]>::try_from(p).ok());
-            for &i in prefix
+            for &i in phrases::token_prefix(t)
                 .and_then(|p| self.by_prefix.get(&p))
                 .into_iter()
                 .flatten()

@@ -219,7 +219,14 @@ fn inflection_prefix(stem: &str) -> Option<[u8; 2]> {
         .strip_suffix('e')
         .or_else(|| stem.strip_suffix('y'))
         .unwrap_or(stem);
-    kept.as_bytes().get(..2)?.try_into().ok()
+    token_prefix(kept)
+}
+
+/// A token's first two bytes, if it has two: the key
+/// [`Phrase::required_prefix`] is given in, and a prefilter looks a
+/// statement's tokens up by.
+pub fn token_prefix(token: &str) -> Option<[u8; 2]> {
+    token.as_bytes().get(..2)?.try_into().ok()
 }
 
 /// A compiled phrase: its parts (split at gaps), each a token sequence.
@@ -267,10 +274,10 @@ impl Phrase {
             .max_by_key(|w| w.len())
     }
 
-    /// The first two bytes of a token every occurrence of the phrase
-    /// contains, if it has an inflected word whose inflections all start
-    /// with two known bytes ([`inflection_prefix`]): a text with no token
-    /// starting so cannot hold the phrase.
+    /// The first two bytes ([`token_prefix`]) of a token every occurrence
+    /// of the phrase contains, if it has an inflected word whose
+    /// inflections all start with two known bytes ([`inflection_prefix`]):
+    /// a text with no token starting so cannot hold the phrase.
     pub fn required_prefix(&self) -> Option<[u8; 2]> {
         self.0.iter().flatten().find_map(|p| match p {
             Pattern::Inflected(stem) => inflection_prefix(stem),
